@@ -12,6 +12,9 @@ import numpy
 from .primitive import L, Primitive, register, run
 from . import tape as _tape
 from . import array as _array
+from ..dispatch import state as _state
+
+_S = _state.S
 
 __all__ = ["index_update", "record_inplace"]
 
@@ -130,15 +133,22 @@ def unbroadcast(g, target):
     gshape = gd.shape
     if gshape == shape and (not real or gd.dtype.kind != "c"):
         return g
-    ns = _array._NS
     if gshape != shape:
         extra = len(gshape) - len(shape)
         axes = tuple(range(extra)) + tuple(
             i + extra for i, s in enumerate(shape) if s == 1 and gshape[i + extra] != 1)
+        if _S.fast and type(gd) is numpy.ndarray:
+            # first-order backward on the host: nothing records, NumPy's methods directly
+            if axes:
+                gd = gd.sum(axis=axes, keepdims=True)
+            if gd.shape != shape:
+                gd = gd.reshape(shape)
+            return L.new(gd.real if real and gd.dtype.kind == "c" else gd)
+        ns = _array._NS
         if axes:
             g = ns.sum(g, axis=axes, keepdims=True)
         if g.shape != shape:
             g = ns.reshape(g, shape)
     if real and gd.dtype.kind == "c":
-        g = ns.real(g)
+        g = _array._NS.real(g)
     return g

@@ -90,6 +90,8 @@ class _Late:
     Array = None      # set by core.array
     new = None        # fast constructor: data -> Array
     record = None     # set by core.tape
+    record_np = None
+    record_binary = None
 
 
 L = _Late()

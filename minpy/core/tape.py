@@ -229,6 +229,87 @@ def record(prim, args, kwargs):
     return _finish(prim, tape, inner_args, inner_kwargs, parents, value)
 
 
+def record_np(prim, fn, args, kwargs):
+    """:func:`record` when ``S.rec1`` holds: ``fn`` (NumPy) runs on the arguments' buffers.
+
+    Positional Arrays only (a list/tuple argument or an Array keyword takes
+    the general path); ``kwargs`` is passed through to ``fn`` as is.
+    """
+    tape = _ONE[0]
+    if tape is None or prim.mutates is not None:
+        return record(prim, args, kwargs)
+    A = L.Array
+    parents = None
+    data = []
+    inner = args
+    for i, a in enumerate(args):
+        t = type(a)
+        if t is A:
+            n = a._node
+            if n is not None and n.tape is tape:
+                if parents is None:
+                    parents = []
+                    inner = list(args)
+                parents.append((i, n))
+                inner[i] = n.value if type(n) is Node else n.node.value[n.index]
+            data.append(a._data)
+        elif t is list or t is tuple:
+            return record(prim, args, kwargs)
+        else:
+            data.append(a)
+    if kwargs:
+        for v in kwargs.values():
+            t = type(v)
+            if t is A or t is list or t is tuple:
+                return record(prim, args, kwargs)
+        r = fn(*data, **kwargs)
+    else:
+        r = fn(*data)
+    if parents is None:
+        return L.new(r) if type(r) is _ndarray else wrap(r)
+    return _finish(prim, tape, tuple(inner), kwargs, parents,
+                   L.new(r) if type(r) is _ndarray else wrap(r))
+
+
+def record_binary(prim, uf, x1, x2):
+    """:func:`record_np` for a binary ufunc without keywords (the Array operators)."""
+    tape = _ONE[0]
+    if tape is None:
+        return record(prim, (x1, x2), {})
+    A = L.Array
+    parents = None
+    t = type(x1)
+    if t is A:
+        d1 = x1._data
+        n = x1._node
+        if n is not None and n.tape is tape:
+            parents = [(0, n)]
+            x1 = n.value if type(n) is Node else n.node.value[n.index]
+    elif t is list or t is tuple:
+        return record(prim, (x1, x2), {})
+    else:
+        d1 = x1
+    t = type(x2)
+    if t is A:
+        d2 = x2._data
+        n = x2._node
+        if n is not None and n.tape is tape:
+            if parents is None:
+                parents = [(1, n)]
+            else:
+                parents.append((1, n))
+            x2 = n.value if type(n) is Node else n.node.value[n.index]
+    elif t is list or t is tuple:
+        return record(prim, (x1, x2), {})
+    else:
+        d2 = x2
+    r = uf(d1, d2)
+    value = L.new(r) if type(r) is _ndarray else wrap(r)
+    if parents is None or prim.nondiff:
+        return value
+    return _finish(prim, tape, (x1, x2), None, parents, value)
+
+
 def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
     """Record the node of a traced call and box its result."""
     if prim.nondiff:
@@ -256,6 +337,8 @@ def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
 
 
 L.record = record
+L.record_np = record_np
+L.record_binary = record_binary
 
 
 # ---------------------------------------------------------------- writes

@@ -40,6 +40,8 @@ def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=No
                 else:
                     r = fwd_np(*[unwrap_cpu(a) for a in args], **kwargs)
                 return new(r) if type(r) is _ndarray else wrap(r)
+            if _S.rec1 and (not kwargs or kwargs.get("out") is None):
+                return L.record_np(prim, fwd_np, args, kwargs)
             return call(prim, args, kwargs)
     else:
         def fn(*args, **kwargs):
@@ -66,6 +68,8 @@ def _fast_unary(uf, prim):
         if _S.fast and out is None and not kw:
             r = uf(x._data if type(x) is L.Array else x)
             return new(r) if type(r) is _ndarray else wrap(r)
+        if _S.rec1 and out is None and not kw:
+            return L.record_np(prim, uf, (x,), None)
         if out is not None:
             kw["out"] = out
         return call(prim, (x,), kw)
@@ -80,6 +84,8 @@ def _fast_binary(uf, prim):
         if _S.fast and out is None and not kw:
             r = uf(x1._data if type(x1) is A else x1, x2._data if type(x2) is A else x2)
             return new(r) if type(r) is _ndarray else wrap(r)
+        if _S.rec1 and out is None and not kw:
+            return L.record_binary(prim, uf, x1, x2)
         if out is not None:
             kw["out"] = out
         return call(prim, (x1, x2), kw)

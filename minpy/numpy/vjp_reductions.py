@@ -53,12 +53,16 @@ def _shape_axes(a, axis):
         normalize_axis_tuple(axis, len(shape))
 
 
+def _keep(g, shape, axes):
+    """A reduced gradient reshaped to the keepdims shape (it broadcasts against ``shape``)."""
+    ks = tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return g if tuple(g.shape) == ks else mnp.reshape(g, ks)
+
+
 def _expand(g, shape, axes):
     """A reduced (or keepdims) gradient broadcast back to ``shape``."""
-    ks = tuple(1 if i in axes else s for i, s in enumerate(shape))
-    if tuple(g.shape) != ks:
-        g = mnp.reshape(g, ks)
-    return g if ks == shape else mnp.broadcast_to(g, shape)
+    g = _keep(g, shape, axes)
+    return g if tuple(g.shape) == shape else mnp.broadcast_to(g, shape)
 
 
 def _dtype(x):
@@ -67,10 +71,11 @@ def _dtype(x):
 
 def _cast_like(g, x):
     """Gradient ``g`` in the dtype of input ``x`` (real part for a real input)."""
-    dt = _dtype(x)
-    if dt.kind not in "fc" or g.dtype == dt:
+    dt = x.dtype if type(x) is Array else numpy.result_type(x)
+    gt = g.dtype
+    if gt == dt or dt.kind not in "fc":
         return g
-    if g.dtype.kind == "c" and dt.kind != "c":
+    if gt.kind == "c" and dt.kind != "c":
         g = mnp.real(g)
     return g if g.dtype == dt else g.astype(dt)
 
@@ -159,6 +164,8 @@ def _sum_maker(default_axis, nan=False, mean=False):
         mask = _mask(where, a, nan)
         if mean:
             n = _count(mask, shape, axes)
+            if mask is None:     # scale the small reduced gradient, then broadcast it
+                return lambda g: _cast_like(_expand(g / n, shape, axes), a)
             return lambda g: _cast_like(_masked(_expand(g, shape, axes) / n, mask), a)
         if axis is None and mask is None and not keepdims and dtype is None:
             return lambda g: _cast_like(mnp.broadcast_to(g, shape), a)   # the common case
@@ -216,18 +223,18 @@ def _var_rule(std, nan, for_mean=False):
 # ---------------------------------------------------------------- max / min / ptp
 def _ext_weights(a, ext, shape, axes, mask=None):
     """Untraced weights: 1/count on the elements equal to the extremum ``ext``."""
-    hit = _const(a) == _expand(_const(ext), shape, axes)
+    hit = _const(a) == _keep(_const(ext), shape, axes)     # comparisons are not traced
     if mask is not None:
         hit = mnp.logical_and(hit, mask)
     dt = numpy.empty(0, _dtype(a)).real.dtype if _dtype(a).kind in "fc" else numpy.float64
     cnt = mnp.maximum(mnp.sum(hit, axis=axes, keepdims=True), 1)
-    return hit.astype(dt) / cnt.astype(dt)
+    return mnp.divide(hit, cnt, dtype=dt)
 
 
 def _ext_rule(ans, a, axis=None, out=None, keepdims=False, initial=_NO, where=_NO):
     shape, axes = _shape_axes(a, axis)
     w = _ext_weights(a, ans, shape, axes, _mask(where))
-    return lambda g: _cast_like(_expand(g, shape, axes) * w, a)
+    return lambda g: _cast_like(_keep(g, shape, axes) * w, a)
 
 
 def _ext_ufunc_rule(ans, a, axis=0, dtype=None, out=None, keepdims=False, initial=_NO,
@@ -239,7 +246,7 @@ def _ptp_rule(ans, a, axis=None, out=None, keepdims=False):
     shape, axes = _shape_axes(a, axis)
     w = _ext_weights(a, mnp.max(_const(a), axis=axes, keepdims=True), shape, axes) - \
         _ext_weights(a, mnp.min(_const(a), axis=axes, keepdims=True), shape, axes)
-    return lambda g: _cast_like(_expand(g, shape, axes) * w, a)
+    return lambda g: _cast_like(_keep(g, shape, axes) * w, a)
 
 
 # ---------------------------------------------------------------- average
