@@ -372,16 +372,15 @@ def _install_operators():
     }
     for op, ufname in binary.items():
         uf = make_ufunc(getattr(numpy, ufname))
-        f = uf._call
-        setattr(Array, f"__{op}__", f)
-        setattr(Array, f"__r{op}__", _reflected(f))
-        setattr(Array, f"__i{op}__", _inplace(getattr(numpy, ufname), f))
+        setattr(Array, f"__{op}__", uf._op)
+        setattr(Array, f"__r{op}__", _reflected(uf._op))
+        setattr(Array, f"__i{op}__", _inplace(getattr(numpy, ufname), uf._call))
     for op, ufname in {"lt": "less", "le": "less_equal", "gt": "greater",
                        "ge": "greater_equal", "eq": "equal", "ne": "not_equal"}.items():
-        setattr(Array, f"__{op}__", make_ufunc(getattr(numpy, ufname))._call)
+        setattr(Array, f"__{op}__", make_ufunc(getattr(numpy, ufname))._op)
     for op, ufname in {"neg": "negative", "pos": "positive", "abs": "absolute",
                        "invert": "invert"}.items():
-        setattr(Array, f"__{op}__", make_ufunc(getattr(numpy, ufname))._call)
+        setattr(Array, f"__{op}__", make_ufunc(getattr(numpy, ufname))._op)
     dm = make_ufunc(numpy.divmod)
     Array.__divmod__ = lambda self, o: dm(self, o)
     Array.__rdivmod__ = lambda self, o: dm(o, self)

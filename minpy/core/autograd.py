@@ -87,7 +87,7 @@ def backward(tape, out_ref, g):
         if type(gn) is list:
             gn = tuple(_zeros_like(v) if gi is None else gi for gi, v in zip(gn, node.value))
         rules = node.prim.vjp
-        kwargs = node.kwargs or _EMPTY
+        kwargs = node.kwargs
         seq_cache = None
         for address, parent in node.parents:
             if type(address) is tuple:
@@ -99,16 +99,22 @@ def backward(tape, out_ref, g):
                     if pos not in rules:
                         raise TypeError(f"minpy.grad: {node.prim.qualname} has no gradient with "
                                         f"respect to argument {pos!r}")
-                    seq = seq_cache[pos] = rules[pos](node.value, *node.args, **kwargs)(gn)
+                    seq = seq_cache[pos] = rules[pos](node.value, *node.args,
+                                                      **(kwargs or _EMPTY))(gn)
                 pg = seq[item]
             else:
                 rule = rules.get(address)
                 if rule is None:
                     raise TypeError(f"minpy.grad: {node.prim.qualname} has no gradient with "
                                     f"respect to argument {address!r}")
-                pg = rule(node.value, *node.args, **kwargs)(gn)
+                pg = rule(node.value, *node.args, **kwargs)(gn) if kwargs else \
+                    rule(node.value, *node.args)(gn)
             if pg is not None:
-                _accumulate(grads, parent, pg)
+                if type(parent) is Node:
+                    old = grads.get(parent)
+                    grads[parent] = pg if old is None else old + pg
+                else:
+                    _accumulate(grads, parent, pg)
     return grads      # what is left: the leaves
 
 
@@ -180,8 +186,6 @@ def _unboxed(x, tape):
 
 
 def _forward_backward(fun, argnum, args, kwargs, out_grad=None):
-    if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
-        return _forward_backward_one(fun, argnum, args, kwargs)
     argnums = (argnum,) if isinstance(argnum, int) else tuple(argnum)
     for a in argnums:
         if not -len(args) <= a < len(args):
@@ -223,27 +227,36 @@ def _forward_backward_one(fun, argnum, args, kwargs):
     x = args[argnum]
     try:
         bx = leaf(x, tape)
-        args = args[:argnum] + (bx,) + args[argnum + 1:]
-        out = fun(*args, **kwargs)
+        if argnum == 0:
+            args = (bx,) + args[1:]
+        else:
+            args = args[:argnum] + (bx,) + args[argnum + 1:]
+        out = fun(*args, **kwargs) if kwargs else fun(*args)
     finally:
         close_tape(tape)
     ref = out._node if type(out) is L.Array else None
     if ref is None or ref.tape is not tape:
         tape.nodes = None
         return _finish_grad(None, False, x), out
-    loss = ref.node.value[ref.index] if type(ref) is OutRef else ref.value
+    loss = ref.value if type(ref) is Node else ref.node.value[ref.index]
     d = loss._data
     if d.size != 1:
         tape.nodes = None
         raise TypeError(f"minpy.grad: the function returned an array of shape {d.shape}; "
                         "grad needs a scalar output (use minpy.jacobian, or reduce it)")
-    g0 = _host_one(d.shape, d.dtype) if type(d) is numpy.ndarray \
-        else _array._NS.ones_like(loss)
+    if type(d) is numpy.ndarray:
+        one = _ONES.get((d.shape, d.dtype))
+        g0 = L.new(one) if one is not None else _host_one(d.shape, d.dtype)
+    else:
+        g0 = _array._NS.ones_like(loss)
     found = backward(tape, ref, g0)
     tape.nodes = None
     g = found.get(bx._node)
-    if g is not None and g.shape == x.shape and g.dtype == x.dtype:
-        return g, loss
+    if g is not None:
+        gd = g._data
+        xd = x._data
+        if gd.shape == xd.shape and gd.dtype == xd.dtype:
+            return g, loss
     return _finish_grad(g, False, x), loss
 
 
@@ -285,6 +298,8 @@ def grad_and_loss(fun, argnum=0):
     """
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
+        if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
+            return _forward_backward_one(fun, argnum, args, kwargs)
         return _forward_backward(fun, argnum, args, kwargs)
     return wrapped
 
@@ -293,7 +308,10 @@ def value_and_grad(fun, argnum=0):
     """Like :func:`grad_and_loss` but returns ``(loss, grads)`` (JAX/autograd order)."""
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        g, loss = _forward_backward(fun, argnum, args, kwargs)
+        if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
+            g, loss = _forward_backward_one(fun, argnum, args, kwargs)
+        else:
+            g, loss = _forward_backward(fun, argnum, args, kwargs)
         return loss, g
     return wrapped
 
@@ -305,6 +323,8 @@ def grad(fun, argnum=0):
     """
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
+        if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
+            return _forward_backward_one(fun, argnum, args, kwargs)[0]
         return _forward_backward(fun, argnum, args, kwargs)[0]
     return wrapped
 

@@ -120,8 +120,11 @@ def record_inplace(prim, args, kwargs, tape):
 def unbroadcast(g, target):
     """Sum gradient ``g`` down to the shape of ``target`` (an Array, scalar or shape tuple).
 
-    Also drops the imaginary part when ``target`` is real and ``g`` complex.
+    Also drops the imaginary part when ``target`` is real and ``g`` complex. None
+    (a zero gradient) stays None.
     """
+    if g is None:
+        return None
     if type(target) is L.Array:
         td = target._data
         shape, real = td.shape, td.dtype.kind != "c"
@@ -131,24 +134,66 @@ def unbroadcast(g, target):
         shape, real = numpy.shape(target), not numpy.iscomplexobj(target)
     gd = g._data if type(g) is L.Array else g
     gshape = gd.shape
-    if gshape == shape and (not real or gd.dtype.kind != "c"):
+    cplx = real and gd.dtype.kind == "c"
+    if gshape == shape and not cplx:
         return g
     if gshape != shape:
-        extra = len(gshape) - len(shape)
-        axes = tuple(range(extra)) + tuple(
-            i + extra for i, s in enumerate(shape) if s == 1 and gshape[i + extra] != 1)
+        axes = _SUM_AXES.get((gshape, shape))
+        if axes is None:
+            axes = _sum_axes(gshape, shape)
         if _S.fast and type(gd) is numpy.ndarray:
-            # first-order backward on the host: nothing records, NumPy's methods directly
+            # first-order backward on the host: nothing records, NumPy directly
             if axes:
-                gd = gd.sum(axis=axes, keepdims=True)
+                gd = _add_reduce(gd, axes, None, None, True) if gd.dtype.kind in "fc" \
+                    else gd.sum(axis=axes, keepdims=True)
             if gd.shape != shape:
                 gd = gd.reshape(shape)
-            return L.new(gd.real if real and gd.dtype.kind == "c" else gd)
+            return L.new(gd.real if cplx else gd)
         ns = _array._NS
         if axes:
             g = ns.sum(g, axis=axes, keepdims=True)
         if g.shape != shape:
             g = ns.reshape(g, shape)
-    if real and gd.dtype.kind == "c":
+    if cplx:
         g = _array._NS.real(g)
     return g
+
+
+def broadcast_grad(g, shape):
+    """``broadcast_to(g, shape)`` for gradients (read-only view), cheap on the host."""
+    gd = g._data
+    if _S.fast and type(gd) is numpy.ndarray:
+        if gd.ndim == 0:
+            out = _ndarray(shape, gd.dtype, gd, 0, (0,) * len(shape))
+            out.flags.writeable = False
+            return L.new(out)
+        if gd.flags.c_contiguous and len(shape) >= gd.ndim:
+            lead = len(shape) - gd.ndim
+            strides = [0] * lead
+            for s, t, st in zip(gd.shape, shape[lead:], gd.strides):
+                if s == t:
+                    strides.append(st)
+                elif s == 1:
+                    strides.append(0)
+                else:
+                    break
+            else:
+                out = _ndarray(shape, gd.dtype, gd, 0, tuple(strides))
+                out.flags.writeable = False
+                return L.new(out)
+    return _array._NS.broadcast_to(g, shape)
+
+
+_ndarray = numpy.ndarray
+_SUM_AXES = {}
+_add_reduce = numpy.add.reduce
+
+
+def _sum_axes(gshape, shape):
+    """The axes of a ``gshape`` gradient to sum (keepdims) to get back to ``shape``."""
+    extra = len(gshape) - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        i + extra for i, s in enumerate(shape) if s == 1 and gshape[i + extra] != 1)
+    if len(_SUM_AXES) < 4096:
+        _SUM_AXES[(gshape, shape)] = axes
+    return axes

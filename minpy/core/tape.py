@@ -15,6 +15,8 @@ import numpy
 from .primitive import L, run, mutated, wrap
 
 _ndarray = numpy.ndarray
+_generic = numpy.generic
+_asarray = numpy.asarray
 
 __all__ = ["Tape", "Node", "record", "active_tapes", "new_tape", "close_tape"]
 
@@ -46,13 +48,16 @@ _count_lock = threading.Lock()
 
 
 def new_tape():
-    stack = active_tapes()
+    stack = getattr(_local, "tapes", None)
+    if stack is None:
+        stack = active_tapes()
     t = Tape(len(stack) + 1)
     stack.append(t)
     with _count_lock:
-        _S.tapes += 1
-        _ONE[0] = t if _S.tapes == 1 else None
-        state.refresh()
+        n = _S.tapes = _S.tapes + 1
+        _ONE[0] = t if n == 1 else None
+        _S.fast = False         # what state.refresh() gives with a tape open, inline
+        _S.rec1 = n == 1 and _S.cpu_only and _S.pending == 0
     return t
 
 
@@ -239,6 +244,25 @@ def record_np(prim, fn, args, kwargs):
     if tape is None or prim.mutates is not None:
         return record(prim, args, kwargs)
     A = L.Array
+    if kwargs:
+        for v in kwargs.values():
+            t = type(v)
+            if t is A or ((t is list or t is tuple) and any(type(e) is A for e in v)):
+                return record(prim, args, kwargs)
+    if len(args) == 1:
+        a = args[0]
+        t = type(a)
+        if t is A:
+            n = a._node
+            r = fn(a._data, **kwargs) if kwargs else fn(a._data)
+            if n is None or n.tape is not tape:
+                return L.new(r) if type(r) is _ndarray else wrap(r)
+            return _finish1(prim, tape, (n.value if type(n) is Node else n.node.value[n.index],),
+                            kwargs, [(0, n)], r)
+        if t is list or t is tuple:
+            return record(prim, args, kwargs)
+        r = fn(a, **kwargs) if kwargs else fn(a)
+        return L.new(r) if type(r) is _ndarray else wrap(r)
     parents = None
     data = []
     inner = args
@@ -257,18 +281,10 @@ def record_np(prim, fn, args, kwargs):
             return record(prim, args, kwargs)
         else:
             data.append(a)
-    if kwargs:
-        for v in kwargs.values():
-            t = type(v)
-            if t is A or t is list or t is tuple:
-                return record(prim, args, kwargs)
-        r = fn(*data, **kwargs)
-    else:
-        r = fn(*data)
+    r = fn(*data, **kwargs) if kwargs else fn(*data)
     if parents is None:
         return L.new(r) if type(r) is _ndarray else wrap(r)
-    return _finish(prim, tape, tuple(inner), kwargs, parents,
-                   L.new(r) if type(r) is _ndarray else wrap(r))
+    return _finish1(prim, tape, tuple(inner), kwargs, parents, r)
 
 
 def record_binary(prim, uf, x1, x2):
@@ -304,10 +320,34 @@ def record_binary(prim, uf, x1, x2):
     else:
         d2 = x2
     r = uf(d1, d2)
-    value = L.new(r) if type(r) is _ndarray else wrap(r)
-    if parents is None or prim.nondiff:
-        return value
-    return _finish(prim, tape, (x1, x2), None, parents, value)
+    if parents is None:
+        return L.new(r) if type(r) is _ndarray else wrap(r)
+    if type(r) is not _ndarray or prim.nondiff or prim.vjp is None:
+        return _finish1(prim, tape, (x1, x2), None, parents, r)
+    new = L.new
+    node = Node(tape, prim, (x1, x2), None, new(r), parents, 1)
+    tape.nodes.append(node)
+    a = new(r)
+    a._node = node
+    return a
+
+
+def _finish1(prim, tape, inner_args, inner_kwargs, parents, r):
+    """:func:`_finish` for a host result ``r`` of a traced call (one tape)."""
+    if type(r) is not _ndarray:
+        if not isinstance(r, _generic):
+            return _finish(prim, tape, inner_args, inner_kwargs, parents, wrap(r))
+        r = _asarray(r)        # a NumPy scalar: a 0-d Array
+    if prim.nondiff:
+        return L.new(r)
+    if prim.vjp is None:
+        return _finish(prim, tape, inner_args, inner_kwargs, parents, L.new(r))
+    new = L.new
+    node = Node(tape, prim, inner_args, inner_kwargs, new(r), parents, 1)
+    tape.nodes.append(node)
+    a = new(r)
+    a._node = node
+    return a
 
 
 def _finish(prim, tape, inner_args, inner_kwargs, parents, value):

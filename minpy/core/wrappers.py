@@ -92,6 +92,36 @@ def _fast_binary(uf, prim):
     return f
 
 
+def _operator_unary(uf, prim):
+    """The Array operator (``-x``): :func:`_fast_unary` without the keyword handling."""
+    new = L.new
+    A = L.Array
+
+    def op(x):
+        if _S.fast:
+            r = uf(x._data if type(x) is A else x)
+            return new(r) if type(r) is _ndarray else wrap(r)
+        if _S.rec1:
+            return L.record_np(prim, uf, (x,), None)
+        return call(prim, (x,), {})
+    return op
+
+
+def _operator_binary(uf, prim):
+    """The Array operator (``x * y``): :func:`_fast_binary` without the keyword handling."""
+    new = L.new
+    A = L.Array
+
+    def op(x1, x2):
+        if _S.fast:
+            r = uf(x1._data if type(x1) is A else x1, x2._data if type(x2) is A else x2)
+            return new(r) if type(r) is _ndarray else wrap(r)
+        if _S.rec1:
+            return L.record_binary(prim, uf, x1, x2)
+        return call(prim, (x1, x2), {})
+    return op
+
+
 def _fast_general(uf, prim):
     nin = uf.nin
 
@@ -111,7 +141,7 @@ class ufunc:
     ``types`` ...) are NumPy's. See also numpy.ufunc.
     """
 
-    __slots__ = ("_np", "_call", "_methods", "__name__", "__dict__")
+    __slots__ = ("_np", "_call", "_op", "_methods", "__name__", "__dict__")
 
     def __init__(self, np_ufunc):
         self._np = np_ufunc
@@ -122,10 +152,13 @@ class ufunc:
         n = np_ufunc.nin
         prim = register(Primitive(name, np_ufunc, elementwise_inputs=n))
         self._prim = prim
+        self._op = None         # the Array operator, for 1-in or 2-in 1-out ufuncs
         if np_ufunc.nout == 1 and n == 1:
             self._call = _fast_unary(np_ufunc, prim)
+            self._op = _operator_unary(np_ufunc, prim)
         elif np_ufunc.nout == 1 and n == 2:
             self._call = _fast_binary(np_ufunc, prim)
+            self._op = _operator_binary(np_ufunc, prim)
         else:
             self._call = _fast_general(np_ufunc, prim)
         self._methods = {}

@@ -40,6 +40,7 @@ _GRAD_TABLES = (
     "vjp_math",
     "vjp_indexing",
     "vjp_manipulation",
+    "vjp_composite",
     "vjp_products", "vjp_linalg", "vjp_norms", "vjp_fft",
 )
 for _m in _GRAD_TABLES:

@@ -82,6 +82,7 @@ def make_create(qualname, impl, **kw):
     create.__qualname__ = inner.__qualname__
     create.__doc__ = inner.__doc__
     create._prim = inner._prim
+    create._inner = inner        # the wrapper without ctx= (vjp_composite builds on it)
     create.__wrapped_numpy__ = impl
     return create
 

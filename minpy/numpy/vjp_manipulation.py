@@ -1,10 +1,10 @@
 """Gradients of array manipulation: shape changes, joining and splitting,
-tiling and repeating, padding, flips and rolls, differences, copies and
+tiling and repeating, flips and rolls, differences, copies and
 casts (sorting, diagonals, insert/delete/append are in vjp_indexing.py).
 
 Every rule is written against minpy's own namespace, so gradients of any
 order flow through them. Selections that NumPy performs with index logic
-(pad's edge modes, resize, block ...) are differentiated
+(resize, block ...) are differentiated
 through an *index map*: the same NumPy function applied on the host to an
 array of element numbers, whose adjoint is a scatter-add
 (:func:`minpy.numpy.vjp_indexing.gather_vjp`).
@@ -314,27 +314,7 @@ defvjp(mnp.repeat, _repeat_vjp, nograd(1))
 defvjp(mnp.resize, _resize_vjp)
 
 
-# ---------------------------------------------------------------- pad
-_SELECTING_MODES = ("edge", "reflect", "symmetric", "wrap")
-
-
-def _pad_vjp(ans, array, pad_width, mode="constant", **kwargs):
-    shape = _shape(array)
-    if mode in ("constant", "empty"):
-        pw = numpy.broadcast_to(numpy.asarray(host(pad_width), dtype=numpy.int64),
-                                (len(shape), 2))
-        key = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(pw, shape))
-        return lambda g: g[key]
-    if mode in _SELECTING_MODES and kwargs.get("reflect_type", "even") == "even":
-        size = int(numpy.prod(shape))
-        imap = numpy.pad(numpy.arange(size).reshape(shape), host(pad_width), mode, **kwargs)
-        return lambda g: mnp.reshape(gather_vjp(g, imap, size), shape)
-    raise TypeError(f"minpy.grad: pad with mode={mode!r} {kwargs or ''} has no gradient "
-                    "rule; modes constant, empty, edge, reflect, symmetric and wrap "
-                    "(reflect_type='even') are differentiable")
-
-
-defvjp(mnp.pad, _pad_vjp)
+# pad: see vjp_composite.py
 
 
 # ---------------------------------------------------------------- flips, rolls
@@ -486,5 +466,3 @@ def _view_vjp(ans, x, *args, **kwargs):
 defvjp(_ASTYPE, _astype_vjp)
 defvjp(mnp.astype, _astype_vjp)
 defvjp(_VIEW, _view_vjp)
-# piecewise calls Python functions on host data and has no rule: using it on a
-# traced array raises TypeError at the call. r_/c_ likewise.

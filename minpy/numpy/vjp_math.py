@@ -17,7 +17,7 @@ Choices:
   ``heaviside`` w.r.t. x1 (x2 gets g where x1 == 0), ``nextafter`` (1 w.r.t.
   x), ``sign`` of real input (complex: the derivative of z/|z|);
 - ``matmul``/``vecdot``/``matvec``/``vecmat`` broadcast and take 1-D operands;
-  ``axes=``, a non-last ``axis=`` and ``keepdims=True`` are refused;
+  ``axes=``, ``axis=`` and ``keepdims=True`` move the core axes last (_gufunc_axes.py);
 - ``i0``, ``polyval``, ``trapezoid`` and ``interp`` are differentiated through
   a re-implementation in minpy functions (``_via``); ``interp`` has no
   gradient w.r.t. ``xp``;
@@ -35,6 +35,7 @@ from ..core import autograd
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
 from ..core.functional import unbroadcast as _ub
 from ..core.wrappers import ufunc as _ufunc_type
+from ..core.array import Array
 import minpy.numpy as mnp
 
 __all__ = ["NONDIFF_UFUNCS", "NONDIFF_FUNCTIONS"]
@@ -54,6 +55,11 @@ NONDIFF_FUNCTIONS = ("around", "round", "fix")
 
 # ------------------------------------------------------------------ helpers
 def _iscplx(x):
+    t = type(x)
+    if t is Array:
+        return x._data.dtype.kind == "c"
+    if t is float or t is int:
+        return False
     dt = getattr(x, "dtype", None)
     if dt is not None:
         return dt.kind == "c"
@@ -79,7 +85,7 @@ def _mask(g, where):
 
 
 def _maker(d, i, with_kw):
-    def maker(ans, *args, where=True, **kw):
+    def general(ans, *args, where=True, **kw):
         vjp = d(ans, *args, **kw) if with_kw else d(ans, *args)
         target = args[i]
 
@@ -89,6 +95,13 @@ def _maker(d, i, with_kw):
             r = vjp(g)
             return None if r is None else _ub(r, target)
         return apply
+
+    def maker(ans, *args, **kw):
+        if kw:
+            return general(ans, *args, **kw)
+        vjp = d(ans, *args)
+        target = args[i]
+        return lambda g: _ub(vjp(g), target)
     return maker
 
 
@@ -130,7 +143,7 @@ _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _D2R = math.pi / 180.0
 
 # ------------------------------------------------------------------ unary ufuncs
-_holo(mnp.negative, lambda ans, x: -1.0)
+_rules(mnp.negative, lambda ans, x: lambda g: -g)
 _holo(mnp.positive, lambda ans, x: 1.0)
 _holo(mnp.sqrt, lambda ans, x: 0.5 / ans)
 _holo(mnp.cbrt, lambda ans, x: 1.0 / (3.0 * ans * ans))
@@ -139,7 +152,7 @@ _holo(mnp.reciprocal, lambda ans, x: -ans * ans)
 _holo(mnp.exp, lambda ans, x: ans)
 _holo(mnp.exp2, lambda ans, x: ans * _LN2)
 _holo(mnp.expm1, lambda ans, x: ans + 1.0)
-_holo(mnp.log, lambda ans, x: 1.0 / x)
+_rules(mnp.log, lambda ans, x: lambda g: g / _cj(x))
 _holo(mnp.log2, lambda ans, x: 1.0 / (x * _LN2))
 _holo(mnp.log10, lambda ans, x: 1.0 / (x * _LN10))
 _holo(mnp.log1p, lambda ans, x: 1.0 / (x + 1.0))
@@ -181,8 +194,9 @@ _rules(mnp.conjugate, lambda ans, x: lambda g: mnp.conj(g))
 # ------------------------------------------------------------------ binary ufuncs
 _rules(mnp.add, lambda ans, x, y: lambda g: g, lambda ans, x, y: lambda g: g)
 _rules(mnp.subtract, lambda ans, x, y: lambda g: g, lambda ans, x, y: lambda g: -g)
-_rules(mnp.multiply, lambda ans, x, y: lambda g: g * _cj(y),
-       lambda ans, x, y: lambda g: g * _cj(x))
+_rules(mnp.multiply,
+       lambda ans, x, y: (lambda g: g * mnp.conj(y)) if _iscplx(y) else (lambda g: g * y),
+       lambda ans, x, y: (lambda g: g * mnp.conj(x)) if _iscplx(x) else (lambda g: g * x))
 _rules(mnp.divide, lambda ans, x, y: lambda g: g / _cj(y),
        lambda ans, x, y: lambda g: -g * _cj(ans / y))
 
@@ -261,17 +275,12 @@ _rules(mnp.heaviside, _zero, lambda ans, x1, x2: lambda g: mnp.where(x1 == 0, g,
 
 
 # ------------------------------------------------------------------ matmul & co
-def _no_axes(name, kw):
-    if kw.get("axes") is not None or kw.get("axis") not in (None, -1) or kw.get("keepdims"):
-        raise NotImplementedError(f"minpy.grad: {name} with axes=/axis= other than the last "
-                                  "axes, or keepdims=True, cannot be differentiated; move the "
-                                  "axes first")
+# axes=/axis=/keepdims=: core axes moved last, the rule below applied, moved back
+from ._gufunc_axes import on_core_axes as _on_core_axes     # noqa: E402
 
 
 def _matmul_d(i):
-    def d(ans, a, b, **kw):
-        _no_axes("matmul", kw)
-
+    def d(ans, a, b):
         def vjp(g):
             a2 = mnp.expand_dims(a, 0) if mnp.ndim(a) == 1 else a
             b2 = mnp.expand_dims(b, -1) if mnp.ndim(b) == 1 else b
@@ -288,26 +297,21 @@ def _matmul_d(i):
     return d
 
 
-_rules(mnp.matmul, _matmul_d(0), _matmul_d(1), with_kw=True)
-
-
-def _kw_checked(name, f):
-    def d(ans, *args, **kw):
-        _no_axes(name, kw)
-        return f(ans, *args)
-    return d
-
-
+_rules(mnp.matmul, _on_core_axes("matmul", 0, _matmul_d(0)),
+       _on_core_axes("matmul", 1, _matmul_d(1)), with_kw=True)
 # vecdot(x1, x2) = sum(conj(x1) * x2, -1); matvec(A, v) = A @ v; vecmat(x, A) = conj(x) @ A
 _rules(mnp.vecdot,
-       _kw_checked("vecdot", lambda ans, x1, x2: lambda g: _cj(g)[..., None] * x2),
-       _kw_checked("vecdot", lambda ans, x1, x2: lambda g: g[..., None] * x1), with_kw=True)
+       _on_core_axes("vecdot", 0, lambda ans, x1, x2: lambda g: _cj(g)[..., None] * x2),
+       _on_core_axes("vecdot", 1, lambda ans, x1, x2: lambda g: g[..., None] * x1),
+       with_kw=True)
 _rules(mnp.matvec,
-       _kw_checked("matvec", lambda ans, a, v: lambda g: g[..., :, None] * _cj(v)[..., None, :]),
-       _kw_checked("matvec", lambda ans, a, v: lambda g: _cj(mnp.vecmat(g, a))), with_kw=True)
+       _on_core_axes("matvec", 0,
+                     lambda ans, a, v: lambda g: g[..., :, None] * _cj(v)[..., None, :]),
+       _on_core_axes("matvec", 1, lambda ans, a, v: lambda g: _cj(mnp.vecmat(g, a))),
+       with_kw=True)
 _rules(mnp.vecmat,
-       _kw_checked("vecmat", lambda ans, x, a: lambda g: mnp.matvec(a, _cj(g))),
-       _kw_checked("vecmat", lambda ans, x, a: lambda g: x[..., :, None] * g[..., None, :]),
+       _on_core_axes("vecmat", 0, lambda ans, x, a: lambda g: mnp.matvec(a, _cj(g))),
+       _on_core_axes("vecmat", 1, lambda ans, x, a: lambda g: x[..., :, None] * g[..., None, :]),
        with_kw=True)
 
 def_nondiff(*[getattr(mnp, n) for n in NONDIFF_UFUNCS + NONDIFF_FUNCTIONS])

@@ -25,8 +25,8 @@ _LA = mnp.linalg
 
 # ---------------------------------------------------------------- helpers
 def _is_complex(x):
-    d = getattr(x, "_data", x)
-    return numpy.iscomplexobj(d)
+    dt = getattr(x, "dtype", None)
+    return dt.kind == "c" if dt is not None else numpy.iscomplexobj(x)
 
 
 def _conj(x):

@@ -28,7 +28,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 import minpy.numpy as mnp
 from ..core.array import Array
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
-from ..core.functional import unbroadcast
+from ..core.functional import unbroadcast, broadcast_grad
 
 _NO = numpy._NoValue
 
@@ -49,20 +49,46 @@ def _shape(a):
 
 def _shape_axes(a, axis):
     shape = _shape(a)
-    return shape, tuple(range(len(shape))) if axis is None else \
-        normalize_axis_tuple(axis, len(shape))
+    key = (shape, axis)
+    try:
+        hit = _AXES.get(key)
+    except TypeError:           # an unhashable axis (a list): no caching
+        hit, key = None, None
+    if hit is None:
+        hit = shape, tuple(range(len(shape))) if axis is None else \
+            normalize_axis_tuple(axis, len(shape))
+        if key is not None and len(_AXES) < 4096:
+            _AXES[key] = hit
+    return hit
+
+
+_AXES = {}
+
+
+def _keep_shape(shape, axes):
+    ks = _KS.get((shape, axes))
+    if ks is None:
+        ks = tuple(1 if i in axes else s for i, s in enumerate(shape))
+        if len(_KS) < 4096:
+            _KS[(shape, axes)] = ks
+    return ks
+
+
+_KS = {}
 
 
 def _keep(g, shape, axes):
     """A reduced gradient reshaped to the keepdims shape (it broadcasts against ``shape``)."""
-    ks = tuple(1 if i in axes else s for i, s in enumerate(shape))
-    return g if tuple(g.shape) == ks else mnp.reshape(g, ks)
+    if g.ndim == 0:
+        return g
+    ks = _keep_shape(shape, axes)
+    return g if g.shape == ks else mnp.reshape(g, ks)
 
 
 def _expand(g, shape, axes):
     """A reduced (or keepdims) gradient broadcast back to ``shape``."""
     g = _keep(g, shape, axes)
-    return g if tuple(g.shape) == shape else mnp.broadcast_to(g, shape)
+    return g if g.shape == shape else broadcast_grad(g, shape)
 
 
 def _dtype(x):
@@ -71,8 +97,11 @@ def _dtype(x):
 
 def _cast_like(g, x):
     """Gradient ``g`` in the dtype of input ``x`` (real part for a real input)."""
-    dt = x.dtype if type(x) is Array else numpy.result_type(x)
-    gt = g.dtype
+    return _cast_to(g, x.dtype if type(x) is Array else numpy.result_type(x))
+
+
+def _cast_to(g, dt):
+    gt = g._data.dtype if type(g) is Array else g.dtype
     if gt == dt or dt.kind not in "fc":
         return g
     if gt.kind == "c" and dt.kind != "c":
@@ -108,6 +137,8 @@ def _count(mask, shape, axes):
 def _seq(maker):
     """Let a rule for argument 0 accept a list/tuple of arrays (``sum([x, y])``)."""
     def m(ans, a, *args, **kw):
+        if type(a) is Array:
+            return maker(ans, a, *args, **kw) if kw else maker(ans, a, *args)
         if isinstance(a, (list, tuple)):
             inner = maker(ans, mnp.stack([_arr(e) for e in a]), *args, **kw)
             return lambda g: (lambda full: [full[j] for j in range(len(a))])(inner(g))
@@ -160,17 +191,28 @@ def _revcumsum(g, axis):
 def _sum_maker(default_axis, nan=False, mean=False):
     def maker(ans, a, axis=default_axis, dtype=None, out=None, keepdims=False,
               initial=_NO, where=_NO):
+        if type(a) is not Array and isinstance(a, (list, tuple)):
+            return seq_maker(ans, a, axis, dtype, out, keepdims, initial, where)
+        if axis is None and where is _NO and not nan and not mean and type(a) is Array:
+            d = a._data        # the most common case: sum(x)
+            return lambda g: _cast_to(broadcast_grad(g, d.shape), d.dtype)
         shape, axes = _shape_axes(a, axis)
+        if where is _NO and not nan:        # the common case: no mask
+            dt = _dtype(a)
+            if mean:
+                n = math.prod(shape[i] for i in axes)
+                # scale the small reduced gradient, then broadcast it
+                return lambda g: _cast_to(_expand(g / n, shape, axes), dt)
+            if axis is None:
+                return lambda g: _cast_to(broadcast_grad(g, shape), dt)
+            return lambda g: _cast_to(_expand(g, shape, axes), dt)
         mask = _mask(where, a, nan)
         if mean:
             n = _count(mask, shape, axes)
-            if mask is None:     # scale the small reduced gradient, then broadcast it
-                return lambda g: _cast_like(_expand(g / n, shape, axes), a)
             return lambda g: _cast_like(_masked(_expand(g, shape, axes) / n, mask), a)
-        if axis is None and mask is None and not keepdims and dtype is None:
-            return lambda g: _cast_like(mnp.broadcast_to(g, shape), a)   # the common case
         return lambda g: _cast_like(_masked(_expand(g, shape, axes), mask), a)
-    return _seq(maker)
+    seq_maker = _seq(maker)
+    return maker
 
 
 def _prod_maker(default_axis, nan=False):
@@ -226,9 +268,13 @@ def _ext_weights(a, ext, shape, axes, mask=None):
     hit = _const(a) == _keep(_const(ext), shape, axes)     # comparisons are not traced
     if mask is not None:
         hit = mnp.logical_and(hit, mask)
-    dt = numpy.empty(0, _dtype(a)).real.dtype if _dtype(a).kind in "fc" else numpy.float64
-    cnt = mnp.maximum(mnp.sum(hit, axis=axes, keepdims=True), 1)
-    return mnp.divide(hit, cnt, dtype=dt)
+    dt = _dtype(a)
+    dt = _REAL.get(dt.char, numpy.float64) if dt.kind in "fc" else numpy.float64
+    cnt = mnp.maximum(mnp.sum(hit, axis=axes, keepdims=True, dtype=dt), 1)
+    return hit / cnt
+
+
+_REAL = {c: numpy.empty(0, c).real.dtype for c in numpy.typecodes["AllFloat"]}
 
 
 def _ext_rule(ans, a, axis=None, out=None, keepdims=False, initial=_NO, where=_NO):
