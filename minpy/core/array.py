@@ -132,6 +132,8 @@ class Array:
 
     @property
     def T(self):
+        if _S.fast:
+            return new(self._data.T)
         return _NS.transpose(self)
 
     @property
@@ -282,6 +284,8 @@ class Array:
     # -------------------------------------------------------- methods
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """Cast to ``dtype``. See also numpy.ndarray.astype."""
+        if _S.fast and copy and order == "K" and casting == "unsafe":
+            return new(self._data.astype(dtype))
         return _ASTYPE(self, dtype, order=order, casting=casting, copy=copy)
 
     def copy(self, order="C"):

@@ -113,7 +113,10 @@ def _rules(uf, *derivs, with_kw=False):
 
 def _holo(uf, deriv):
     """Unary holomorphic (or real) ``uf`` with derivative ``deriv(ans, x)``."""
-    _rules(uf, lambda ans, x: lambda g: g * _cj(deriv(ans, x)))
+    def d(ans, x):
+        dx = deriv(ans, x)
+        return (lambda g: g * mnp.conj(dx)) if _iscplx(dx) else (lambda g: g * dx)
+    _rules(uf, d)
 
 
 def _zero(ans, *args):
@@ -193,7 +196,8 @@ _rules(mnp.conjugate, lambda ans, x: lambda g: mnp.conj(g))
 
 # ------------------------------------------------------------------ binary ufuncs
 _rules(mnp.add, lambda ans, x, y: lambda g: g, lambda ans, x, y: lambda g: g)
-_rules(mnp.subtract, lambda ans, x, y: lambda g: g, lambda ans, x, y: lambda g: -g)
+# y's gradient is summed down to y's shape first, then negated (the smaller array)
+_rules(mnp.subtract, lambda ans, x, y: lambda g: g, lambda ans, x, y: lambda g: -_ub(g, y))
 _rules(mnp.multiply,
        lambda ans, x, y: (lambda g: g * mnp.conj(y)) if _iscplx(y) else (lambda g: g * y),
        lambda ans, x, y: (lambda g: g * mnp.conj(x)) if _iscplx(x) else (lambda g: g * x))
@@ -244,7 +248,7 @@ def _pick(i):
             # multiply by the mask, not where(): branch-free, ~15x faster on random masks
             picked = g * (ans == a)
             tie = x == y
-            if not tie.any():               # the common case: one pass less
+            if not tie._data.any():         # the common case: one pass less (any backend)
                 return picked
             return picked * (1.0 - 0.5 * tie)
         return vjp

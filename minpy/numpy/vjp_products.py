@@ -16,6 +16,7 @@ import numpy
 
 from ..core.autograd import defvjp, def_nondiff
 from ..core.functional import unbroadcast
+from ..core.array import Array
 import minpy.numpy as mnp
 
 __all__ = []
@@ -39,12 +40,14 @@ def _T(x):
 
 
 def _H(x):
+    if type(x) is Array and x.ndim == 2:
+        return _conj(x.T)
     return _conj(mnp.swapaxes(x, -1, -2))
 
 
 def _fix(gx, x):
     """Shape/dtype of ``gx`` made to match operand ``x`` (sum broadcast dims, drop imag)."""
-    if not hasattr(x, "shape") and not isinstance(x, numbers.Number):
+    if type(x) is not Array and not hasattr(x, "shape") and not isinstance(x, numbers.Number):
         x = numpy.asarray(x)
     return unbroadcast(gx, x)
 
@@ -119,6 +122,12 @@ def _dot_small(which, g, a, b, na, nb):
 def _dot_maker(which):
     def maker(ans, a, b, out=None):
         na, nb = _ndim(a), _ndim(b)
+        if na == 2 and nb == 2:        # the common case: matmul with the other operand's .T
+            if which == 0:
+                bh = _H(b)
+                return lambda g: _fix(mnp.matmul(g, bh), a)
+            ah = _H(a)
+            return lambda g: _fix(mnp.matmul(ah, g), b)
         if na == 0 or nb == 0:
             return lambda g: _scalar_product_grad(which, g, a, b)
         if na <= 2 and nb <= 2:

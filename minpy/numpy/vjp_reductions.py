@@ -265,7 +265,7 @@ def _var_rule(std, nan, for_mean=False):
 # ---------------------------------------------------------------- max / min / ptp
 def _ext_weights(a, ext, shape, axes, mask=None):
     """Untraced weights: 1/count on the elements equal to the extremum ``ext``."""
-    hit = _const(a) == _keep(_const(ext), shape, axes)     # comparisons are not traced
+    hit = a == _keep(_const(ext), shape, axes)     # comparisons are never recorded
     if mask is not None:
         hit = mnp.logical_and(hit, mask)
     dt = _dtype(a)
@@ -279,8 +279,9 @@ _REAL = {c: numpy.empty(0, c).real.dtype for c in numpy.typecodes["AllFloat"]}
 
 def _ext_rule(ans, a, axis=None, out=None, keepdims=False, initial=_NO, where=_NO):
     shape, axes = _shape_axes(a, axis)
-    w = _ext_weights(a, ans, shape, axes, _mask(where))
-    return lambda g: _cast_like(_keep(g, shape, axes) * w, a)
+    w = _ext_weights(a, ans, shape, axes, None if where is _NO else _mask(where))
+    dt = _dtype(a)
+    return lambda g: _cast_to(_keep(g, shape, axes) * w, dt)
 
 
 def _ext_ufunc_rule(ans, a, axis=0, dtype=None, out=None, keepdims=False, initial=_NO,
