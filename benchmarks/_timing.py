@@ -10,6 +10,23 @@ def per_call(fn, min_time=0.2, repeat=7):
     return min(timer.repeat(repeat=repeat, number=number)) / number
 
 
+def per_call_interleaved(fns, min_time=0.2, rounds=7):
+    """Best-of-``rounds`` seconds per call for each of ``fns`` (a dict), measured round
+    robin: every round times each function once, so a burst of load on a noisy
+    machine hits all contenders alike instead of one."""
+    timers, numbers = {}, {}
+    for name, fn in fns.items():
+        timers[name] = timeit.Timer(fn)
+        number, _ = timers[name].autorange()
+        numbers[name] = max(1, int(number * min_time / 0.2))
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name in fns:
+            t = timers[name].timeit(numbers[name]) / numbers[name]
+            best[name] = min(best[name], t)
+    return best
+
+
 def fmt_time(seconds):
     if seconds < 1e-3:
         return f"{seconds * 1e6:9.2f} us"

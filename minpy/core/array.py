@@ -269,6 +269,8 @@ class Array:
                 a._node = a._copies = a._var = None
                 return a
             return wrap(r)
+        if _S.rec1:
+            return L.record_getitem(_GETITEM, self, key)
         return call(_GETITEM, (self, key), {})
 
     def __setitem__(self, key, value):

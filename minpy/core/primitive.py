@@ -92,6 +92,7 @@ class _Late:
     record = None     # set by core.tape
     record_np = None
     record_binary = None
+    record_getitem = None
 
 
 L = _Late()

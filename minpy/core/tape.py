@@ -12,7 +12,7 @@ import threading
 from ..dispatch import state
 import numpy
 
-from .primitive import L, run, mutated, wrap
+from .primitive import L, run, mutated, wrap, unwrap_cpu
 
 _ndarray = numpy.ndarray
 _generic = numpy.generic
@@ -294,13 +294,14 @@ def record_binary(prim, uf, x1, x2):
         return record(prim, (x1, x2), {})
     A = L.Array
     parents = None
+    v1, v2 = x1, x2         # the values one level down (the node's arguments)
     t = type(x1)
     if t is A:
         d1 = x1._data
         n = x1._node
         if n is not None and n.tape is tape:
             parents = [(0, n)]
-            x1 = n.value if type(n) is Node else n.node.value[n.index]
+            v1 = n.value if type(n) is Node else n.node.value[n.index]
     elif t is list or t is tuple:
         return record(prim, (x1, x2), {})
     else:
@@ -314,7 +315,7 @@ def record_binary(prim, uf, x1, x2):
                 parents = [(1, n)]
             else:
                 parents.append((1, n))
-            x2 = n.value if type(n) is Node else n.node.value[n.index]
+            v2 = n.value if type(n) is Node else n.node.value[n.index]
     elif t is list or t is tuple:
         return record(prim, (x1, x2), {})
     else:
@@ -323,13 +324,37 @@ def record_binary(prim, uf, x1, x2):
     if parents is None:
         return L.new(r) if type(r) is _ndarray else wrap(r)
     if type(r) is not _ndarray or prim.nondiff or prim.vjp is None:
-        return _finish1(prim, tape, (x1, x2), None, parents, r)
+        return _finish1(prim, tape, (v1, v2), None, parents, r)
     new = L.new
-    node = Node(tape, prim, (x1, x2), None, new(r), parents, 1)
+    node = Node(tape, prim, (v1, v2), None, new(r), parents, 1)
     tape.nodes.append(node)
     a = new(r)
     a._node = node
     return a
+
+
+def record_getitem(prim, x, key):
+    """``x[key]`` when ``S.rec1`` holds and ``x`` is traced by the tape (keys untraced)."""
+    tape = _ONE[0]
+    A = L.Array
+    n = x._node
+    if tape is None or n is None or n.tape is not tape:
+        return record(prim, (x, key), {})
+    tk = type(key)
+    if tk is A:
+        if key._node is not None and key._node.tape is tape:
+            return record(prim, (x, key), {})
+        k = key._data
+    elif tk is tuple or tk is list:
+        for e in key:
+            if type(e) is A and e._node is not None and e._node.tape is tape:
+                return record(prim, (x, key), {})
+        k = unwrap_cpu(key)
+    else:
+        k = key
+    r = x._data[k]
+    return _finish1(prim, tape, (n.value if type(n) is Node else n.node.value[n.index], key),
+                    None, [(0, n)], r)
 
 
 def _finish1(prim, tape, inner_args, inner_kwargs, parents, r):
@@ -379,6 +404,7 @@ def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
 L.record = record
 L.record_np = record_np
 L.record_binary = record_binary
+L.record_getitem = record_getitem
 
 
 # ---------------------------------------------------------------- writes
