@@ -248,7 +248,7 @@ def _pick(i):
             # multiply by the mask, not where(): branch-free, ~15x faster on random masks
             picked = g * (ans == a)
             tie = x == y
-            if not tie._data.any():         # the common case: one pass less (any backend)
+            if not tie.any():               # the common case: one pass less
                 return picked
             return picked * (1.0 - 0.5 * tie)
         return vjp
