@@ -193,8 +193,11 @@ def _sum_maker(default_axis, nan=False, mean=False):
               initial=_NO, where=_NO):
         if type(a) is not Array and isinstance(a, (list, tuple)):
             return seq_maker(ans, a, axis, dtype, out, keepdims, initial, where)
-        if axis is None and where is _NO and not nan and not mean and type(a) is Array:
-            d = a._data        # the most common case: sum(x)
+        if axis is None and where is _NO and not nan and type(a) is Array:
+            d = a._data        # the most common case: sum(x), mean(x)
+            if mean:
+                n = d.size
+                return lambda g: _cast_to(broadcast_grad(g / n, d.shape), d.dtype)
             return lambda g: _cast_to(broadcast_grad(g, d.shape), d.dtype)
         shape, axes = _shape_axes(a, axis)
         if where is _NO and not nan:        # the common case: no mask
