@@ -250,7 +250,7 @@ def _pick(i):
             tie = x == y
             if not tie.any():               # the common case: one pass less
                 return picked
-            return picked * (1.0 - 0.5 * tie)
+            return picked - 0.5 * (picked * tie)       # stays in g's dtype
         return vjp
     return d
 
