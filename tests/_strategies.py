@@ -29,7 +29,7 @@ from minpy.dispatch import state
 __all__ = [
     "BOOL", "INTS", "UINTS", "FLOATS", "COMPLEX", "NUMERIC", "ALL_DTYPES", "shapes",
     "dtypes", "arrays", "broadcastable_shapes", "array_pairs", "axes", "with_axis", "tolerance",
-    "general_path", "compare_numpy", "assert_matches", "run_both", "MODES",
+    "general_path", "compare_numpy", "assert_matches", "run_both", "MODES", "random_array",
 ]
 
 BOOL = (numpy.dtype(bool),)
@@ -46,6 +46,16 @@ MODES = ("fast", "general")
 
 
 # ------------------------------------------------------------------ strategies
+def random_array(shape, seed=0, dtype=numpy.float64):
+    """Standard-normal values (distinct, so sorting has no ties; complex dtypes get a
+    random imaginary part) as a minpy Array: the input of gradient checks."""
+    r = numpy.random.default_rng(seed)
+    v = r.standard_normal(shape)
+    if numpy.dtype(dtype).kind == "c":
+        v = v + 1j * r.standard_normal(shape)
+    return minpy.array(v.astype(dtype))
+
+
 def shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):
     """Array shapes (tuples of ints)."""
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,

@@ -12,13 +12,10 @@ from minpy.core.tape import active_tapes
 from minpy.numpy.vjp_composite import _pad_ref
 from minpy.testing import check_grads
 
+from _strategies import random_array
 
-def rnd(shape, seed=0, dtype=numpy.float64):
-    r = numpy.random.default_rng(seed)
-    v = r.standard_normal(shape)
-    if numpy.dtype(dtype).kind == "c":
-        v = v + 1j * r.standard_normal(shape)
-    return mnp.array(v.astype(dtype))
+
+rnd = random_array
 
 
 def cg(f, *shapes, dtype=numpy.float64):

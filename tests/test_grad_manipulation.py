@@ -12,16 +12,12 @@ import minpy
 import minpy.numpy as mnp
 from minpy.testing import check_grads
 
+from _strategies import random_array
+
 fast = settings(max_examples=10)
 
 
-def rnd(shape, seed=0, dtype=numpy.float64):
-    """Random normal values (distinct, so sorting has no ties) as a minpy Array."""
-    r = numpy.random.default_rng(seed)
-    v = r.standard_normal(shape)
-    if numpy.dtype(dtype).kind == "c":
-        v = v + 1j * r.standard_normal(shape)
-    return mnp.array(v.astype(dtype))
+rnd = random_array
 
 
 def cg(f, *shapes, **kw):

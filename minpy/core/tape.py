@@ -191,34 +191,6 @@ def _unbox_args(args, kwargs, tape):
 
 def record(prim, args, kwargs):
     """Run ``prim`` under the active tapes, boxing its result if it is traced."""
-    tape = _ONE[0]
-    if tape is not None and not kwargs and prim.mutates is None:
-        # common case, one tape: one pass finds and unboxes the traced arguments
-        A = L.Array
-        parents = None
-        for i, a in enumerate(args):
-            t = type(a)
-            if t is A:
-                n = a._node
-                if n is not None and n.tape is tape:
-                    if parents is None:
-                        parents = []
-                        inner = list(args)
-                    parents.append((i, n))
-                    inner[i] = n.node.value[n.index] if type(n) is OutRef else n.value
-            elif t is list or t is tuple:
-                break
-        else:
-            if parents is None:
-                return run(prim, args, kwargs)
-            fn = prim.np_fn
-            if fn is not None and _S.cpu_only:
-                # the straight NumPy call (what ``run`` would do), without re-unwrapping
-                r = fn(*[v._data if type(v) is A else v for v in inner])
-                value = L.new(r) if type(r) is _ndarray else wrap(r)
-            else:
-                value = run(prim, inner, kwargs)
-            return _finish(prim, tape, tuple(inner), kwargs, parents, value)
     tape = _top_tape(args, kwargs)
     inplace = prim.mutates is not None or (kwargs and kwargs.get("out") is not None)
     if tape is None:

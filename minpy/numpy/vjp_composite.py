@@ -22,13 +22,13 @@ import numbers
 
 import numpy
 
-from ..core import autograd
 from ..core.array import _NP_TO_MINPY
 from ..core.autograd import defvjp, stop_gradient
 from ..core.primitive import L, unwrap_cpu, wrap
 from ..dispatch import state
 import minpy.numpy as mnp
 from .vjp_indexing import cast_like, gather_vjp, host, nograd
+from .vjp_math import _via
 
 _S = state.S
 _ndarray = numpy.ndarray
@@ -55,26 +55,6 @@ def _install(name, fn, np_fn):
     fn.__wrapped_numpy__ = np_fn
     setattr(mnp, name, fn)
     _NP_TO_MINPY[np_fn] = fn
-
-
-def _via(ref, key):
-    """VJP maker w.r.t. positional ``key`` (int) or keyword ``key`` (str), by
-    differentiating ``ref``, a re-implementation in minpy functions."""
-    def maker(ans, *args, **kw):
-        def vjp(g):
-            def inner(v):
-                a, k = list(args), dict(kw)
-                if isinstance(key, int):
-                    a[key] = v
-                else:
-                    k[key] = v
-                out = ref(*a, **k)
-                if out.dtype.kind == "c" or g.dtype.kind == "c":
-                    return mnp.sum(mnp.real(out * mnp.conj(g)))
-                return mnp.sum(out * g)
-            return autograd.grad(inner)(args[key] if isinstance(key, int) else kw[key])
-        return vjp
-    return maker
 
 
 # ---------------------------------------------------------------- pad
