@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+import minpy as mp
 import minpy.symbol as sym
 from minpy.symbol import check_symbol_forward, check_symbol_grad
 
@@ -450,3 +451,41 @@ def test_pooling_geometry_property(k, s, p, kind, full, hw):
     ref = ref_pool(x, k, s, p, kind, full)
     assert net.infer_shape(x=x.shape)[1] == [ref.shape]
     check_symbol_forward(net, {"x": x}, [ref], rtol=1e-10, atol=1e-12)
+
+
+@given(k=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       s=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       p=st.tuples(st.integers(0, 1), st.integers(0, 1)),
+       d=st.tuples(st.integers(1, 2), st.integers(1, 2)), groups=st.sampled_from([1, 2]),
+       hw=st.tuples(st.integers(5, 7), st.integers(5, 7)), no_bias=st.booleans())
+def test_convolution_gradient_geometry_property(k, s, p, d, groups, hw, no_bias):
+    # im2col + GEMM forward, col2im backward: every geometry against finite differences
+    net = sym.Convolution(X, kernel=k, stride=s, pad=p, dilate=d, num_group=groups,
+                          num_filter=4, no_bias=no_bias, name="c")
+    loc = {"x": rnd(2, 2, *hw), "c_weight": rnd(4, 2 // groups, *k)}
+    if not no_bias:
+        loc["c_bias"] = rnd(4)
+    check_symbol_grad(net, loc, rtol=1e-5, atol=1e-7)
+
+
+@given(k=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       s=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       p=st.tuples(st.integers(0, 1), st.integers(0, 1)),
+       kind=st.sampled_from(["max", "avg", "sum"]), full=st.booleans(),
+       hw=st.tuples(st.integers(3, 7), st.integers(3, 7)))
+def test_pooling_gradient_geometry_property(k, s, p, kind, full, hw):
+    p = tuple(min(a, b - 1) for a, b in zip(p, k))
+    net = sym.Pooling(X, kernel=k, stride=s, pad=p, pool_type=kind,
+                      pooling_convention="full" if full else "valid")
+    # distinct values: the max has one winner per window (no tie for differences to split)
+    x = R.permutation(2 * 2 * hw[0] * hw[1]).reshape(2, 2, *hw) * 0.1
+    check_symbol_grad(net, {"x": x}, rtol=1e-5, atol=1e-7)
+
+
+def test_max_pool_gradient_goes_to_the_first_maximum_on_ties():
+    net = sym.Pooling(X, kernel=(2, 2), stride=(2, 2), pool_type="max")
+    x = np.array([[[[1.0, 1.0], [0.0, 1.0]]]])
+    exe = net.simple_bind(None, x=x.shape)
+    exe.forward(is_train=True, x=x)
+    exe.backward([mp.array(np.array([[[[3.0]]]]))])
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), [[[[3.0, 0.0], [0.0, 0.0]]]])

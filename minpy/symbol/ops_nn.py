@@ -1,10 +1,11 @@
 """Neural-network layer operators: FullyConnected, Convolution, Pooling,
 Activation, LeakyReLU, BatchNorm, Dropout, and their backward ops.
 
-Convolution and pooling are 2-d, NCHW.  Both use a strided window view of
-the padded input (``as_strided``): the forward contracts it with the
-weights (im2col + one tensordot), the input gradient is accumulated with one
-strided slice add per kernel position (kh * kw vectorized steps).
+Convolution and pooling are 2-d, NCHW.  Convolution is im2col + GEMM: the
+window columns (C*kh*kw, N*OH*OW) are built with one strided copy per kernel
+position, the forward and both gradients are single matrix products, and the
+input gradient goes back with one strided add per kernel position (col2im).
+Pooling runs one elementwise pass per kernel position over strided slices.
 """
 import math
 
@@ -22,21 +23,6 @@ def _bwd_entries(name, inputs, node, n):
 def _pair(v, default):
     v = tuple(v) if v else default
     return v if len(v) == 2 else (v[0],) * 2
-
-
-def _as_strided(xp):
-    if hasattr(xp, "lib") and hasattr(xp.lib, "stride_tricks"):
-        return xp.lib.stride_tricks.as_strided
-    from numpy.lib.stride_tricks import as_strided     # pragma: no cover
-    return as_strided
-
-
-def _windows(xp, xpad, oh, ow, k, s, d):
-    """View (N, C, OH, OW, kh, kw) of the windows of padded input ``xpad``."""
-    n, c = xpad.shape[:2]
-    sn, sc, sh, sw = xpad.strides
-    return _as_strided(xp)(xpad, (n, c, oh, ow, k[0], k[1]),
-                           (sn, sc, sh * s[0], sw * s[1], sh * d[0], sw * d[1]))
 
 
 def _pad(xp, x, p, extra=(0, 0), value=0):
@@ -145,17 +131,36 @@ def _conv_shape(attrs, ins, outs):
     return ins, outs
 
 
+def _window_slices(a, b, k_d, s, oh, ow):
+    """The (oh, ow) strided slice of a padded plane that kernel position (a, b) reads."""
+    return (slice(a * k_d[0], a * k_d[0] + s[0] * (oh - 1) + 1, s[0]),
+            slice(b * k_d[1], b * k_d[1] + s[1] * (ow - 1) + 1, s[1]))
+
+
+def _im2col(xp, xpad, k, s, d, oh, ow):
+    """Window columns (C*kh*kw, N*OH*OW), C-contiguous: one strided copy per kernel
+    position (a tensordot on a 6-d window view copies it several times slower)."""
+    n, c = xpad.shape[:2]
+    cols = xp.empty((c, k[0], k[1], n, oh, ow), dtype=xpad.dtype)
+    for a in range(k[0]):
+        for b in range(k[1]):
+            sa, sb = _window_slices(a, b, d, s, oh, ow)
+            cols[:, a, b] = xpad[:, :, sa, sb].transpose(1, 0, 2, 3)
+    return cols.reshape(c * k[0] * k[1], n * oh * ow)
+
+
 def _conv_fwd(rc, attrs, ins, outs):
     xp = rc.xp
     k, s, d, p = _conv_geom(attrs)
     x, w, out = ins[0], ins[1], outs[0]
     g = attrs["num_group"]
-    cols = _windows(xp, _pad(xp, x, p), out.shape[2], out.shape[3], k, s, d)
+    n, oh, ow = x.shape[0], out.shape[2], out.shape[3]
+    xpad = _pad(xp, x, p)
     cg, fg = x.shape[1] // g, w.shape[0] // g
     for i in range(g):
-        r = xp.tensordot(cols[:, i * cg:(i + 1) * cg], w[i * fg:(i + 1) * fg],
-                         axes=([1, 4, 5], [1, 2, 3]))
-        out[:, i * fg:(i + 1) * fg] = r.transpose(0, 3, 1, 2)
+        cols = _im2col(xp, xpad[:, i * cg:(i + 1) * cg], k, s, d, oh, ow)
+        r = w[i * fg:(i + 1) * fg].reshape(fg, -1) @ cols        # (F/g, N*OH*OW)
+        out[:, i * fg:(i + 1) * fg] = r.reshape(fg, n, oh, ow).transpose(1, 0, 2, 3)
     if not attrs["no_bias"]:
         out += ins[2].reshape(1, -1, 1, 1)
 
@@ -166,19 +171,22 @@ def _conv_bwd_fwd(rc, attrs, ins, outs):
     og, x, w = ins
     dx, dw = outs[0], outs[1]
     g = attrs["num_group"]
-    oh, ow = og.shape[2:]
+    n, (oh, ow) = x.shape[0], og.shape[2:]
     xpad = _pad(xp, x, p)
-    cols = _windows(xp, xpad, oh, ow, k, s, d)
     cg, fg = x.shape[1] // g, w.shape[0] // g
     dxpad = xp.zeros(xpad.shape, dtype=dx.dtype)
     for i in range(g):
-        ogi, cs = og[:, i * fg:(i + 1) * fg], slice(i * cg, (i + 1) * cg)
-        dw[i * fg:(i + 1) * fg] = xp.tensordot(ogi, cols[:, cs], axes=([0, 2, 3], [0, 2, 3]))
+        cs = slice(i * cg, (i + 1) * cg)
+        cols = _im2col(xp, xpad[:, cs], k, s, d, oh, ow)
+        ogi = og[:, i * fg:(i + 1) * fg].transpose(1, 0, 2, 3).reshape(fg, -1)
+        wi = w[i * fg:(i + 1) * fg].reshape(fg, -1)
+        dw[i * fg:(i + 1) * fg] = (ogi @ cols.T).reshape(dw[i * fg:(i + 1) * fg].shape)
+        # col2im: the window columns' gradient, added back one kernel position at a time
+        dcols = (wi.T @ ogi).reshape(cg, k[0], k[1], n, oh, ow)
         for a in range(k[0]):
             for b in range(k[1]):
-                c = xp.tensordot(ogi, w[i * fg:(i + 1) * fg, :, a, b], axes=([1], [0]))
-                dxpad[:, cs, a * d[0]:a * d[0] + s[0] * (oh - 1) + 1:s[0],
-                      b * d[1]:b * d[1] + s[1] * (ow - 1) + 1:s[1]] += c.transpose(0, 3, 1, 2)
+                sa, sb = _window_slices(a, b, d, s, oh, ow)
+                dxpad[:, cs, sa, sb] += dcols[:, a, b].transpose(1, 0, 2, 3)
     dx[...] = dxpad[:, :, p[0]:p[0] + x.shape[2], p[1]:p[1] + x.shape[3]]
     if not attrs["no_bias"]:
         xp.sum(og, axis=(0, 2, 3), out=outs[2])
@@ -242,17 +250,27 @@ def _pool_padded(xp, attrs, x):
     return _pad(xp, x, p, extra, fill), k, s, p, oh, ow
 
 
+def _slices(a, b, s, oh, ow):
+    """The index of the (oh, ow) strided slice pooling position (a, b) reads."""
+    return (slice(None), slice(None)) + _window_slices(a, b, (1, 1), s, oh, ow)
+
+
+def _pool_into(xp, xpad, k, s, oh, ow, kind, out):
+    """Pool by kernel position: k[0] * k[1] elementwise passes over strided slices
+    (a reduction over the small window axes of a 6-d strided view is far slower)."""
+    out[...] = xpad[_slices(0, 0, s, oh, ow)]
+    combine = xp.maximum if kind == "max" else xp.add
+    for a in range(k[0]):
+        for b in range(k[1]):
+            if a or b:
+                combine(out, xpad[_slices(a, b, s, oh, ow)], out=out)
+    if kind == "avg":
+        out *= 1.0 / (k[0] * k[1])
+
+
 def _pool_fwd(rc, attrs, ins, outs):
-    xp = rc.xp
-    xpad, k, s, p, oh, ow = _pool_padded(xp, attrs, ins[0])
-    win = _windows(xp, xpad, oh, ow, k, s, (1, 1))
-    kind = attrs["pool_type"]
-    if kind == "max":
-        xp.max(win, axis=(4, 5), out=outs[0])
-    elif kind == "sum":
-        xp.sum(win, axis=(4, 5), out=outs[0])
-    else:
-        xp.mean(win, axis=(4, 5), out=outs[0])
+    xpad, k, s, p, oh, ow = _pool_padded(rc.xp, attrs, ins[0])
+    _pool_into(rc.xp, xpad, k, s, oh, ow, attrs["pool_type"], outs[0])
 
 
 def _pool_bwd_fwd(rc, attrs, ins, outs):
@@ -262,13 +280,21 @@ def _pool_bwd_fwd(rc, attrs, ins, outs):
     dxpad = xp.zeros(xpad.shape, dtype=outs[0].dtype)
     kind = attrs["pool_type"]
     if kind == "max":
-        win = _windows(xp, xpad, oh, ow, k, s, (1, 1)).reshape(x.shape[:2] + (oh, ow, -1))
-        am = xp.argmax(win, axis=-1)
-    scale = 1.0 / (k[0] * k[1]) if kind == "avg" else 1.0
-    for a in range(k[0]):
-        for b in range(k[1]):
-            c = og * (am == a * k[1] + b) if kind == "max" else og * scale
-            dxpad[:, :, a:a + s[0] * (oh - 1) + 1:s[0], b:b + s[1] * (ow - 1) + 1:s[1]] += c
+        # the gradient goes to the first maximum of each window (row-major order)
+        best = xp.empty(og.shape, dtype=xpad.dtype)
+        _pool_into(xp, xpad, k, s, oh, ow, "max", best)
+        free = xp.ones(og.shape, dtype=bool)
+        for a in range(k[0]):
+            for b in range(k[1]):
+                hit = xpad[_slices(a, b, s, oh, ow)] == best
+                hit &= free
+                free &= ~hit
+                dxpad[_slices(a, b, s, oh, ow)] += og * hit
+    else:
+        c = og * (1.0 / (k[0] * k[1])) if kind == "avg" else og
+        for a in range(k[0]):
+            for b in range(k[1]):
+                dxpad[_slices(a, b, s, oh, ow)] += c
     outs[0][...] = dxpad[:, :, p[0]:p[0] + x.shape[2], p[1]:p[1] + x.shape[3]]
 
 
@@ -387,14 +413,21 @@ def _bshape(c, ax, nd):
     return tuple(c if i == ax else 1 for i in range(nd))
 
 
+def _acc(xp, x):
+    """The accumulator dtype of BatchNorm's reductions: float64 below float64 (NumPy
+    sums non-contiguous axes element by element, losing ~3 digits in float32)."""
+    return xp.float64 if x.dtype.itemsize < 8 else x.dtype
+
+
 def _bn_fwd(rc, attrs, ins, outs):
     xp = rc.xp
     x, gamma, beta, mm, mv = ins
     out, mean, var = outs
     ax, red = _bn_axes(attrs, x.ndim)
     if rc.is_train and not attrs["use_global_stats"]:
-        xp.mean(x, axis=red, out=mean)
-        xp.var(x, axis=red, out=var)
+        acc = _acc(xp, x)
+        mean[...] = xp.mean(x, axis=red, dtype=acc)
+        var[...] = xp.var(x, axis=red, dtype=acc)
         m = attrs["momentum"]
         mm *= m
         mm += (1 - m) * mean
@@ -420,8 +453,9 @@ def _bn_bwd_fwd(rc, attrs, ins, outs):
     bs = _bshape(x.shape[ax], ax, x.ndim)
     invstd = 1 / xp.sqrt(var + attrs["eps"])
     xhat = (x - mean.reshape(bs)) * invstd.reshape(bs)
-    xp.sum(g, axis=red, out=dbeta)
-    dg = (g * xhat).sum(axis=red)
+    acc = _acc(xp, g)
+    dbeta[...] = xp.sum(g, axis=red, dtype=acc)
+    dg = (g * xhat).sum(axis=red, dtype=acc).astype(dbeta.dtype)
     scale = invstd if attrs["fix_gamma"] else invstd * gamma
     if attrs["use_global_stats"]:
         xp.multiply(g, scale.reshape(bs), out=dx)
