@@ -495,3 +495,10 @@ def test_rules_run_on_the_gpu_backend(standin_gpu):
     assert {"where", "matmul", "swapaxes", "correlate", "cos"} <= set(calls)
     assert all(set(per_backend) == {"standin"} for per_backend in calls.values()), calls
     assert not minpy.dispatch.stats()["fallbacks"]
+
+
+def test_polyval_of_a_poly1d_uses_its_coefficients():
+    # poly1d[k] is the power-k coefficient: the rule must read .coeffs
+    p = numpy.poly1d([1.0, 2.0, 4.0])
+    g = minpy.grad(lambda x: mnp.sum(mnp.polyval(p, x)))(mnp.array([1.0, 2.0, 3.0]))
+    numpy.testing.assert_allclose(g.asnumpy(), [4.0, 6.0, 8.0])

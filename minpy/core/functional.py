@@ -27,6 +27,10 @@ def _index_update_forward(xp, x, key, value):
 
 INDEX_UPDATE = register(Primitive("index_update", None, forward=_index_update_forward))
 
+# In-place functions replayed out of place: qualname -> replay(*args, **kwargs) returning
+# (target Array, its new value); filled by minpy.numpy.vjp_creation (put, place ...).
+INPLACE_REPLAYS = {}
+
 
 def _clone(a):
     c = L.new(a._data)
@@ -112,6 +116,10 @@ def record_inplace(prim, args, kwargs, tape):
         if res.dtype != dst.dtype:
             res = mnp.ndarray.astype(res, dst.dtype)
         _rebind(dst, res)
+        return None
+    replay = INPLACE_REPLAYS.get(name)
+    if replay is not None:
+        _rebind(*replay(*args, **(kwargs or {})))
         return None
     raise TypeError(f"minpy.grad: in-place {name} on a traced array cannot be differentiated; "
                     "use an out-of-place form (e.g. x[idx] = v or minpy.where)")

@@ -370,7 +370,13 @@ def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
         outs = [box(v, tape, OutRef(node, k)) if type(v) is A else v
                 for k, v in enumerate(value)]
         return type(value)._make(outs) if hasattr(type(value), "_make") else t(outs)
-    return value
+    if value is None:
+        return value
+    # a result the tape cannot carry (a numpy.poly1d, a Python number ...): refuse now
+    # rather than hand back a constant whose gradient would silently be zero
+    raise TypeError(f"minpy.grad: {prim.qualname} returned a {type(value).__name__} from a "
+                    "traced array; only Arrays carry gradients (pass arrays, not e.g. "
+                    "numpy.poly1d, or wrap the input in minpy.stop_gradient)")
 
 
 L.record = record

@@ -42,6 +42,8 @@ _GRAD_TABLES = (
     "vjp_manipulation",
     "vjp_composite",
     "vjp_products", "vjp_linalg", "vjp_norms", "vjp_fft",
+    "vjp_poly",
+    "vjp_creation",
 )
 for _m in _GRAD_TABLES:
     _importlib.import_module(f"{__name__}.{_m}")

@@ -168,8 +168,19 @@ defvjp(scatter_add, lambda ans, g, shape, key: lambda gg: gg[key], nograd(1), no
 
 
 # ---------------------------------------------------------------- x[key]
+def _listless(key):
+    """``key`` with Python lists of indices made host Arrays, so that the dispatch moves
+    them to ``g``'s device with a counted copy (a list cannot travel by itself)."""
+    if type(key) is list:
+        return mnp.asarray(numpy.asarray(key, dtype=None if key else numpy.intp))
+    if type(key) is tuple and any(type(e) is list for e in key):
+        return tuple(_listless(e) if type(e) is list else e for e in key)
+    return key
+
+
 def _getitem_vjp(ans, x, key):
     shape = x.shape
+    key = _listless(key)
     return lambda g: scatter_add(g, shape, key)
 
 

@@ -123,9 +123,24 @@ def _zero(ans, *args):
     return lambda g: None
 
 
-def _via(ref, key):
+def _real_vdot(out, g):
+    """``Re <out, g>`` summed, over every floating output of a tuple ``out``."""
+    if isinstance(out, tuple):
+        total = 0.0
+        for o, gi in zip(out, g):
+            if type(o) is Array and o.dtype.kind in "fc" and type(gi) is Array \
+                    and gi.dtype.kind in "fc":
+                total = total + _real_vdot(o, gi)
+        return total
+    if _iscplx(out) or _iscplx(g):
+        return mnp.sum(mnp.real(out * mnp.conj(g)))
+    return mnp.sum(out * g)
+
+
+def _via(ref, key, pass_ans=False):
     """VJP maker of ``ref`` (a minpy re-implementation of the function) w.r.t.
-    positional ``key`` (int) or keyword ``key`` (str), by differentiating it."""
+    positional ``key`` (int) or keyword ``key`` (str), by differentiating it.
+    ``pass_ans``: ``ref`` takes NumPy's result first (for output shapes)."""
     def maker(ans, *args, **kw):
         def vjp(g):
             def inner(v):
@@ -134,9 +149,7 @@ def _via(ref, key):
                     a[key] = v
                 else:
                     k[key] = v
-                out = ref(*a, **k)
-                return mnp.sum(mnp.real(out * mnp.conj(g))) if _iscplx(out) or _iscplx(g) \
-                    else mnp.sum(out * g)
+                return _real_vdot(ref(ans, *a, **k) if pass_ans else ref(*a, **k), g)
             return autograd.grad(inner)(args[key] if isinstance(key, int) else kw[key])
         return vjp
     return maker
@@ -400,6 +413,8 @@ def _i0_ref(x):
 
 
 def _polyval_ref(p, x):
+    if isinstance(p, numpy.poly1d):      # p[k] of a poly1d is the power-k coefficient
+        p = p.coeffs
     y = mnp.zeros_like(x) if not isinstance(x, numbers.Number) else 0.0
     for k in range(numpy.shape(p)[0]):
         y = y * x + p[k]
