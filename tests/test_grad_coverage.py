@@ -84,6 +84,46 @@ def test_allow_lists_are_current():
     assert set(samplers) <= uncovered
 
 
+# Ufunc methods get their rules when first used (core.wrappers.METHOD_HOOKS, filled by
+# minpy/numpy/vjp_ufunc_methods.py): in a fresh interpreter, create every method of every
+# ufunc and read off [ufunc has a rule, method has a rule, method nondiff, at replayed].
+_LIST_METHODS = ("import json, minpy; from minpy.core.wrappers import UFUNCS; "
+                 "from minpy.core.functional import INPLACE_REPLAYS as R; "
+                 "print(json.dumps({f'{n}.{m}': [bool(u._prim.vjp), bool(u._method(m)._prim.vjp), "
+                 "u._method(m)._prim.nondiff, f'{n}.{m}' in R] for n, u in UFUNCS.items() "
+                 f"for m in {_UFUNC_METHODS!r}}}))")
+
+
+def _numpy_accepts(name, method):
+    """Whether NumPy has ``method`` for ufunc ``name`` at all (else it raises on any input)."""
+    uf = getattr(numpy, name)
+    if uf.signature is not None or uf.nout != 1 and method != "outer":
+        return False
+    return uf.nin == 2 or (uf.nin == 1 and method == "at")
+
+
+def test_every_ufunc_method_is_covered():
+    """A differentiable ufunc's methods have rules (``at``: a replay); the methods of a
+    non-differentiable ufunc, and those NumPy rejects, are marked nondiff."""
+    out = subprocess.run([sys.executable, "-c", _LIST_METHODS], capture_output=True,
+                         text=True, check=True).stdout
+    table = json.loads(out)
+    assert len(table) == 5 * len({u.__name__ for u in UFUNCS.values()})
+    wrong = []
+    for q, (diff, rule, nondiff, replayed) in table.items():
+        name, method = q.split(".")
+        diff = diff and _numpy_accepts(name, method)
+        if method == "at":
+            ok = replayed and not rule and nondiff == (not diff)
+        else:
+            ok = rule != nondiff and rule == diff
+        if not ok:
+            wrong.append(q)
+    assert wrong == []
+    with pytest.raises(ValueError):
+        numpy.sin.reduce(numpy.ones(2))      # what "NumPy rejects" means
+
+
 def test_poly_family_has_rules():
     assert [q for q in POLY if not PRIMITIVES[q].vjp] == []
 

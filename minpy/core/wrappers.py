@@ -135,6 +135,11 @@ def _fast_general(uf, prim):
     return f
 
 
+# hook(ufunc, method, fn), called once when a method's primitive is created (methods are
+# registered lazily, on first use): gradient tables install the method's rule there.
+METHOD_HOOKS = []
+
+
 class ufunc:
     """A NumPy ufunc over minpy arrays: call it, or use ``reduce``, ``accumulate``,
     ``outer``, ``reduceat``, ``at``. Attributes (``nin``, ``nout``, ``identity``,
@@ -173,6 +178,8 @@ class ufunc:
             impl = getattr(self._np, method)
             f = make_function(qual, impl, mutates=0 if method == "at" else None, name=method)
             self._methods[method] = f
+            for hook in METHOD_HOOKS:
+                hook(self, method, f)
         return f
 
     def reduce(self, *args, **kwargs):

@@ -44,6 +44,7 @@ _GRAD_TABLES = (
     "vjp_products", "vjp_linalg", "vjp_norms", "vjp_fft",
     "vjp_poly",
     "vjp_creation",
+    "vjp_ufunc_methods",
 )
 for _m in _GRAD_TABLES:
     _importlib.import_module(f"{__name__}.{_m}")

@@ -501,8 +501,8 @@ def _outer_maker(elementwise, i):
         shape_a = numpy.shape(a)
         a2 = mnp.reshape(a, shape_a + (1,) * mnp.ndim(b))
         vjp = elementwise(ans, a2, b, **kw)
-        if i == 0:
-            return lambda g: mnp.reshape(vjp(g), shape_a)
+        if i == 0:       # a zero gradient (None) stays None
+            return lambda g: (lambda r: None if r is None else mnp.reshape(r, shape_a))(vjp(g))
         return vjp
     return maker
 

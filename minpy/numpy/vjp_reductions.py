@@ -169,7 +169,7 @@ def _excl_cumprod(v):
 
 
 def _shift_left(v, d):
-    pad = mnp.zeros(tuple(v.shape[:-1]) + (d,), dtype=v.dtype)
+    pad = mnp.zeros(tuple(v.shape[:-1]) + (min(d, v.shape[-1]),), dtype=v.dtype)
     return mnp.concatenate([v[..., d:], pad], axis=-1)
 
 
