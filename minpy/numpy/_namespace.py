@@ -7,6 +7,7 @@ argument in place, ``mutates``; types, constants and pure utilities (no array
 in, no array out) are NumPy's own objects; the rest is listed in
 ``EXCLUDED`` with a reason.
 """
+import importlib.util
 import types
 
 import numpy
@@ -190,9 +191,12 @@ def build(np_module, prefix, target, skip=()):
     Returns {numpy object: minpy object} for the wrapped callables.
     """
     mapping = {}
+    loaded = vars(np_module)
     for name in dir(np_module):
         if name.startswith("_") or name in skip or name in EXCLUDED:
             continue
+        if name not in loaded and importlib.util.find_spec(f"{np_module.__name__}.{name}"):
+            continue        # a lazily imported submodule (numpy.f2py ...): not imported for us
         obj = getattr(np_module, name)
         if isinstance(obj, types.ModuleType):
             continue
