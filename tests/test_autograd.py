@@ -245,3 +245,25 @@ def test_nothing_recorded_outside_grad():
     mp.grad(lambda x: mp.sum(x * 2))(x)
     assert state.S.tapes == 0 and state.S.fast
     assert (x * 2)._node is None
+
+
+def test_writes_into_the_differentiated_argument_itself():
+    # the argument's box is rebound by the write; the gradient still reaches the leaf
+    x = mp.array([1.0, 2.0, 3.0])
+
+    def overwrite(x):
+        x[0] = 5.0
+        return mp.sum(x * x)
+
+    def accumulate_at(x):
+        mp.add.at(x, [0, 0], 1.0)
+        return mp.sum(x * x)
+    numpy.testing.assert_allclose(mp.grad(overwrite)(x).asnumpy(), [0.0, 4.0, 6.0])
+    numpy.testing.assert_allclose(mp.grad(accumulate_at)(x).asnumpy(), [6.0, 4.0, 6.0])
+    numpy.testing.assert_allclose(mp.grad(overwrite, argnum=(0,))(x)[0].asnumpy(),
+                                  [0.0, 4.0, 6.0])
+    numpy.testing.assert_allclose(mp.value_and_grad(overwrite)(x)[1].asnumpy(), [0.0, 4.0, 6.0])
+    jac = mp.jacobian(lambda x: (x.__setitem__(1, 0.0), x * x)[1])(x)
+    numpy.testing.assert_allclose(jac.asnumpy(), numpy.diag([2.0, 0.0, 6.0]))
+    numpy.testing.assert_array_equal(x.asnumpy(), [1.0, 2.0, 3.0])     # the caller's array
+    check_grads(overwrite, x, order=2)

@@ -227,6 +227,7 @@ def _forward_backward_one(fun, argnum, args, kwargs):
     x = args[argnum]
     try:
         bx = leaf(x, tape)
+        leaf_node = bx._node        # before fun: a write into bx rebinds bx._node
         if argnum == 0:
             args = (bx,) + args[1:]
         else:
@@ -251,7 +252,7 @@ def _forward_backward_one(fun, argnum, args, kwargs):
         g0 = _array._NS.ones_like(loss)
     found = backward(tape, ref, g0)
     tape.nodes = None
-    g = found.get(bx._node)
+    g = found.get(leaf_node)
     if g is not None:
         gd = g._data
         xd = x._data
@@ -341,22 +342,23 @@ def jacobian(fun, argnum=0):
         args = list(args)
         try:
             x = args[argnum] = leaf(_as_array(args[argnum])[0], tape)
+            leaf_node, shape, dtype = x._node, x.shape, x.dtype     # fun may rebind x
             out = fun(*args, **kwargs)
         finally:
             close_tape(tape)
         value = _unboxed(out, tape)
         ref = out._node if type(out) is L.Array else None
         if ref is None or ref.tape is not tape:
-            return mnp.zeros(tuple(value.shape) + tuple(x.shape), dtype=x.dtype)
+            return mnp.zeros(tuple(value.shape) + tuple(shape), dtype=dtype)
         rows = []
         for k in range(int(numpy.prod(value.shape))):
             basis = mnp.zeros(value.size, dtype=value.dtype)
             basis[k] = 1
             found = backward(tape, ref, mnp.reshape(basis, value.shape))
-            g = found.get(x._node)
-            rows.append(mnp.zeros(x.shape, dtype=x.dtype) if g is None else g)
+            g = found.get(leaf_node)
+            rows.append(mnp.zeros(shape, dtype=dtype) if g is None else g)
         tape.nodes = None
-        return mnp.reshape(mnp.stack(rows), tuple(value.shape) + tuple(x.shape))
+        return mnp.reshape(mnp.stack(rows), tuple(value.shape) + tuple(shape))
     return wrapped
 
 
