@@ -267,3 +267,20 @@ def test_writes_into_the_differentiated_argument_itself():
     numpy.testing.assert_allclose(jac.asnumpy(), numpy.diag([2.0, 0.0, 6.0]))
     numpy.testing.assert_array_equal(x.asnumpy(), [1.0, 2.0, 3.0])     # the caller's array
     check_grads(overwrite, x, order=2)
+
+
+def test_bad_outputs_and_arguments_are_clear_errors():
+    x = mp.array([1.0, 2.0])
+    for out in ("a", [1.0], (mp.sum(x),), None):
+        with pytest.raises(TypeError, match="grad needs a scalar Array or number"):
+            mp.grad(lambda x, out=out: out)(x)
+    with pytest.raises(TypeError, match="returned a list"):
+        mp.grad(lambda x: [mp.sum(x)], argnum=(0,))(x)
+    for bad in (0.5, True, (), "0", (0, 1.0)):
+        with pytest.raises(TypeError, match="argnum must be an int"):
+            mp.grad(lambda x: mp.sum(x), argnum=bad)
+    with pytest.raises(ValueError, match=r"vector has shape \(3,\), argument 0 has shape \(2,\)"):
+        mp.hessian_vector_product(lambda x: mp.sum(x ** 3))(x, vector=mp.ones(3))
+    # an output that does not depend on x is a zero gradient, as in autograd
+    numpy.testing.assert_array_equal(mp.grad(lambda x: 3.0)(x).asnumpy(), [0.0, 0.0])
+    numpy.testing.assert_array_equal(mp.grad(lambda x: mp.ones(3))(x).asnumpy(), [0.0, 0.0])

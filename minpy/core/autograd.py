@@ -185,6 +185,24 @@ def _unboxed(x, tape):
     return x
 
 
+def _check_output(out):
+    """An untraced output is fine when it is a number or an array (zero gradient)."""
+    if type(out) is L.Array or isinstance(out, (numbers.Number, numpy.ndarray, numpy.generic)):
+        return
+    raise TypeError(f"minpy.grad: the function returned a {type(out).__name__}; grad needs a "
+                    "scalar Array or number (differentiate a sum of several outputs, or use "
+                    "minpy.jacobian)")
+
+
+def _check_argnum(argnum):
+    ok = (isinstance(argnum, int) and not isinstance(argnum, bool)) or (
+        isinstance(argnum, (tuple, list)) and argnum and
+        all(isinstance(a, int) and not isinstance(a, bool) for a in argnum))
+    if not ok:
+        raise TypeError(f"minpy.grad: argnum must be an int or a non-empty tuple of ints, "
+                        f"got {argnum!r}")
+
+
 def _forward_backward(fun, argnum, args, kwargs, out_grad=None):
     argnums = (argnum,) if isinstance(argnum, int) else tuple(argnum)
     for a in argnums:
@@ -203,6 +221,7 @@ def _forward_backward(fun, argnum, args, kwargs, out_grad=None):
     loss = _unboxed(out, tape)
     ref = out._node if type(out) is L.Array else None
     if ref is None or ref.tape is not tape:
+        _check_output(out)
         found = {}
     else:
         if out_grad is None:
@@ -238,6 +257,7 @@ def _forward_backward_one(fun, argnum, args, kwargs):
     ref = out._node if type(out) is L.Array else None
     if ref is None or ref.tape is not tape:
         tape.nodes = None
+        _check_output(out)
         return _finish_grad(None, False, x), out
     loss = ref.value if type(ref) is Node else ref.node.value[ref.index]
     d = loss._data
@@ -297,6 +317,7 @@ def grad_and_loss(fun, argnum=0):
         A function returning ``(grads, loss)``; ``grads`` is one gradient for
         an int ``argnum``, a tuple for a tuple. See also autograd.grad.
     """
+    _check_argnum(argnum)
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
@@ -307,6 +328,7 @@ def grad_and_loss(fun, argnum=0):
 
 def value_and_grad(fun, argnum=0):
     """Like :func:`grad_and_loss` but returns ``(loss, grads)`` (JAX/autograd order)."""
+    _check_argnum(argnum)
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
@@ -322,6 +344,7 @@ def grad(fun, argnum=0):
 
     Nests: ``grad(grad(f))`` is the second derivative. See also autograd.grad.
     """
+    _check_argnum(argnum)
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
@@ -368,6 +391,11 @@ def hessian_vector_product(fun, argnum=0):
 
     def hvp(*args, vector, **kwargs):
         from .. import numpy as mnp
+        if isinstance(argnum, int) and -len(args) <= argnum < len(args):
+            xs, vs = numpy.shape(args[argnum]), numpy.shape(vector)
+            if xs != vs:
+                raise ValueError(f"minpy.hessian_vector_product: vector has shape {vs}, "
+                                 f"argument {argnum} has shape {xs}; they must match")
         cplx = numpy.iscomplexobj(vector)
 
         def inner(*a):
