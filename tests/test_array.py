@@ -60,15 +60,33 @@ def test_attributes_match_numpy(an):
         check(f, e)
 
 
-@pytest.mark.xfail(strict=True, reason="Array.flat is a plain iterator, not numpy.flatiter: "
-                   "no flat[i] indexing or assignment")
 def test_flat_indexing():
     an = numpy.arange(6).reshape(2, 3)
     a = mp.array(an)
     check(a.flat[4], an.flat[4])
+    check(a.flat[1:5:2], an.flat[1:5:2])
+    check(a.flat[[5, 0, 5]], an.flat[[5, 0, 5]])
+    assert len(a.flat) == len(an.flat)
     a.flat[[0, 5]] = -1
     an.flat[[0, 5]] = -1
     check(a, an)
+    a.flat[2:4] = mp.array([10, 11])
+    an.flat[2:4] = [10, 11]
+    a.flat[numpy.array([True, False] * 3)] = 7
+    an.flat[numpy.array([True, False] * 3)] = 7
+    check(a, an)
+    t = mp.array(an.T)                  # non-contiguous base: row-major order of the view
+    check(t.flat[[1, 2]], an.T.flat[[1, 2]])
+    check(a.flat.copy(), an.flat.copy())
+
+
+def test_flat_assignment_is_differentiable():
+    def f(x):
+        y = x * 1.0
+        y.flat[[0, 3]] = 0.0
+        return mp.sum(y * y)
+    g = mp.grad(f)(mp.array(numpy.arange(1.0, 7.0).reshape(2, 3)))
+    numpy.testing.assert_allclose(g.asnumpy(), [[0, 4, 6], [0, 10, 12]])
 
 
 def test_shape_setter_and_real_setter():

@@ -437,11 +437,13 @@ def test_array_methods(case):
 
 
 @pytest.mark.parametrize("case", [
-    pytest.param(_mutated("sort", axis=None), id="sort_axis_none", marks=pytest.mark.xfail(
-        strict=True, reason="Array.sort(axis=None) raises ValueError; ndarray.sort TypeError")),
+    pytest.param(_mutated("sort", axis=None), id="sort_axis_none"),
     pytest.param(lambda d, xp: (lambda y: (setattr(y, "imag", 5), y)[1])(xp.array(d + 1j)),
-                 id="imag_setter", marks=pytest.mark.xfail(
-                     strict=True, reason="Array.imag has no setter")),
+                 id="imag_setter"),
+    pytest.param(lambda d, xp: (lambda y: (setattr(y, "imag", xp.asarray(d) * 2.0), y)[1])(
+        xp.array(d + 1j, dtype=numpy.complex64)), id="imag_setter_array_complex64"),
+    pytest.param(lambda d, xp: (lambda y: (setattr(y, "imag", 5), y)[1])(xp.array(d * 1.0)),
+                 id="imag_setter_real_raises"),
 ])
-def test_array_method_gaps(case):
+def test_array_method_setters_and_errors(case):
     run_both(case, _M)

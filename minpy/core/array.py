@@ -152,9 +152,17 @@ class Array:
     def imag(self):
         return _NS.imag(self)
 
+    @imag.setter
+    def imag(self, value):
+        if not _NS.iscomplexobj(self):
+            raise TypeError("array does not have imaginary part to set")
+        self[...] = _NS.real(self) + _NS.asarray(value) * 1j
+
     @property
     def flat(self):
-        return iter(_NS.ravel(self))
+        """A flat iterator over the elements (row-major): iterate, ``flat[i]``, assign.
+        See also numpy.ndarray.flat."""
+        return FlatIter(self)
 
     # -------------------------------------------------------- conversions
     def __len__(self):
@@ -316,6 +324,8 @@ class Array:
 
     def sort(self, axis=-1, kind=None, order=None):
         """Sort in place. See also numpy.ndarray.sort."""
+        if axis is None:        # as ndarray.sort: in place needs an axis
+            raise TypeError("'NoneType' object cannot be interpreted as an integer")
         self[...] = _NS.sort(self, axis=axis, kind=kind, order=order)
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):
@@ -366,6 +376,43 @@ def install_namespace(ns, np_to_minpy):
     _NP_TO_MINPY.update(np_to_minpy)
     for name in _SAME_AS_FUNCTION:
         setattr(Array, name, _bind(getattr(ns, name)))
+
+
+# ------------------------------------------------------------ flat
+class FlatIter:
+    """``Array.flat``: the elements of ``base`` in row-major order, as NumPy's flatiter.
+
+    Iterating gives 0-d Arrays; ``flat[key]`` (int, slice, integer or boolean
+    array) gives an Array copy; ``flat[key] = value`` writes into ``base``
+    (``value`` broadcast to the selected elements; NumPy also repeats a
+    shorter value cyclically, which is not supported). See also numpy.flatiter.
+    """
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __iter__(self):
+        return iter(_NS.ravel(self.base))
+
+    def __len__(self):
+        return self.base.size
+
+    def __getitem__(self, key):
+        return _NS.ravel(self.base)[key]
+
+    def __setitem__(self, key, value):
+        b = self.base
+        picked = numpy.arange(b.size)[key._data if type(key) is Array else key]
+        self.base[numpy.unravel_index(picked, b.shape)] = value
+
+    def copy(self):
+        """The elements as a new 1-d Array. See also numpy.flatiter.copy."""
+        return _NS.ravel(self.base).copy()
+
+    def __repr__(self):
+        return f"<minpy flatiter over an Array of shape {self.base.shape}>"
 
 
 # ------------------------------------------------------------ operators
