@@ -494,3 +494,43 @@ def test_protocols_on_a_device():
             c = x.as_in_context(ctx)
             check(c, xn)
             assert c.context == ctx
+
+
+@pytest.mark.parametrize("case", ["dot", "sum", "cumsum", "clip", "take", "around", "add.reduce"])
+def test_positional_out_is_the_output(case):
+    # dot(a, b, out) writes into out and returns it, as NumPy does
+    def run(xp):
+        a = xp.asarray(numpy.arange(6.0).reshape(2, 3))
+        calls = {
+            "dot": lambda: (xp.zeros((2, 2)), lambda o: xp.dot(a, a.T, o)),
+            "sum": lambda: (xp.zeros(3), lambda o: xp.sum(a, 0, None, o)),
+            "cumsum": lambda: (xp.zeros((2, 3)), lambda o: xp.cumsum(a, 1, None, o)),
+            "clip": lambda: (xp.zeros((2, 3)), lambda o: xp.clip(a, 1.0, 4.0, o)),
+            "take": lambda: (xp.zeros(2), lambda o: xp.take(a, [0, 9], None, o, "clip")),
+            "around": lambda: (xp.zeros((2, 3)), lambda o: xp.around(a / 7, 2, o)),
+            "add.reduce": lambda: (xp.zeros(2), lambda o: xp.add.reduce(a, 1, None, o)),
+        }
+        o, f = calls[case]()
+        r = f(o)
+        return r is o, o
+    same_np, o_np = run(numpy)
+    same_mp, o_mp = run(mp)
+    assert same_np and same_mp
+    check(o_mp, o_np)
+
+
+def test_positional_out_errors_as_numpy():
+    a = mp.ones((2, 2))
+    with pytest.raises(TypeError, match="multiple values for argument 'out'"):
+        mp.dot(a, a, mp.zeros((2, 2)), out=mp.zeros((2, 2)))
+    with pytest.raises(TypeError, match="positional arguments"):
+        mp.dot(a, a, mp.zeros((2, 2)), 1)
+
+
+def test_positional_out_under_grad_is_recorded():
+    def f(x):
+        buf = mp.zeros(3)
+        mp.sum(x * x, 0, None, buf)          # the write into buf is replayed, buf rebound
+        return mp.sum(buf * 2.0)
+    g = mp.grad(f)(mp.array(numpy.arange(6.0).reshape(2, 3)))
+    numpy.testing.assert_allclose(g.asnumpy(), 4.0 * numpy.arange(6.0).reshape(2, 3))

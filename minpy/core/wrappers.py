@@ -4,6 +4,7 @@
 call; when it holds, a wrapper unwraps Arrays, calls NumPy and wraps.
 """
 import functools
+import inspect
 
 import numpy
 
@@ -23,11 +24,14 @@ def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=No
                               mutates=mutates))
     fwd_np = impl if forward is None else functools.partial(forward, numpy)
     Array = L.Array
+    out_pos, tail = _positional_out(impl)
 
     if mutates is None:
         new = L.new
 
         def fn(*args, **kwargs):
+            if out_pos is not None and len(args) > out_pos:    # dot(a, b, out) and co.
+                args, kwargs = _out_as_keyword(fn.__name__, args, kwargs, out_pos, tail)
             if _S.fast:
                 if kwargs:
                     out = kwargs.get("out")
@@ -53,6 +57,36 @@ def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=No
     fn.__wrapped_numpy__ = impl
     fn._prim = prim
     return fn
+
+
+def _positional_out(impl):
+    """(index of ``impl``'s positional-or-keyword ``out`` parameter, the names from
+    there on), or (None, ()) when it has none."""
+    code = getattr(inspect.unwrap(impl), "__code__", None)
+    if code is not None and "out" not in code.co_varnames[:code.co_argcount]:
+        return None, ()                      # the common case, without inspect.signature
+    try:
+        params = list(inspect.signature(impl).parameters.values())
+    except (TypeError, ValueError):          # no signature to read
+        return None, ()
+    for i, p in enumerate(params):
+        if p.name == "out" and p.kind is p.POSITIONAL_OR_KEYWORD:
+            return i, tuple(q.name for q in params[i:] if q.kind is q.POSITIONAL_OR_KEYWORD)
+    return None, ()
+
+
+def _out_as_keyword(name, args, kwargs, pos, tail):
+    """Positional ``out`` (and what follows it) passed by keyword, so the call is
+    seen as the write into ``out`` that it is."""
+    kwargs = dict(kwargs)
+    for k, v in zip(tail, args[pos:]):
+        if k in kwargs:
+            raise TypeError(f"{name}() got multiple values for argument '{k}'")
+        kwargs[k] = v
+    if len(args) - pos > len(tail):
+        raise TypeError(f"{name}() takes at most {pos + len(tail)} positional arguments "
+                        f"({len(args)} given)")
+    return args[:pos], kwargs
 
 
 def _doc(qualname, impl):

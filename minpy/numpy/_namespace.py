@@ -108,6 +108,7 @@ def _method_first(name, np_func):
         return np_func(a, *args, **kwargs)
     impl.__name__ = name
     impl.__doc__ = np_func.__doc__
+    impl.__wrapped__ = np_func          # its signature (positional out= ...) is NumPy's
     return impl
 
 
