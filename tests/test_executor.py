@@ -399,3 +399,20 @@ def test_gpu_executor_matches_cpu(name):     # pragma: no cover - GPU only
     for k, g in cpu.grad_dict.items():
         np.testing.assert_allclose(gpu.grad_dict[k].asnumpy(), g.asnumpy(), rtol=1e-3,
                                    atol=1e-4, err_msg=k)
+
+
+def test_bind_with_a_ready_plan():
+    import minpy.symbol as sym
+    from minpy.symbol.bound import GraphPlan
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
+    plan = GraphPlan(net, {"data": (2, 4)}, {}, "write")
+    arrays = {"data": np.ones((2, 4), np.float32), "fc_weight": np.ones((3, 4), np.float32),
+              "fc_bias": np.zeros(3, np.float32)}
+    exe = sym.Executor(net, None, arrays, {k: np.zeros_like(v) for k, v in arrays.items()},
+                       "write", plan=plan)
+    assert exe.plan is plan
+    exe.forward()
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), np.full((2, 3), 4.0))
+    other = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
+    with pytest.raises(ValueError, match="another symbol"):
+        sym.Executor(other, None, arrays, plan=plan)

@@ -334,7 +334,7 @@ class _Bound:
         with fn._lock:
             aux = fn._aux_for(p, self.ctx)
             fn.num_executors += 1
-        return Executor(fn.symbol, self.ctx, args, grads, "write", aux, _plan=p)
+        return Executor(fn.symbol, self.ctx, args, grads, "write", aux, plan=p)
 
     def give(self, exe):
         with self.lock:

@@ -96,7 +96,10 @@ def _by_name(values, names, what):
 class Executor:
     """A symbol bound to arrays on one device (see module doc).
 
-    Created by ``Symbol.bind`` / ``Symbol.simple_bind``.  Attributes:
+    Created by ``Symbol.bind`` / ``Symbol.simple_bind``; ``plan=`` (keyword) binds
+    with an already-made ``GraphPlan`` of the same symbol (arrays of its shapes),
+    skipping the planning, as ``minpy.core.function`` does for its executor pool.
+    Attributes:
     ``outputs`` (list of Arrays), ``arg_dict``/``grad_dict``/``aux_dict``/
     ``output_dict`` (name -> Array), ``arg_arrays``/``grad_arrays``/
     ``aux_arrays`` (lists; a gradient is None where grad_req is 'null'),
@@ -116,7 +119,7 @@ class Executor:
     """
 
     def __init__(self, symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
-                 plan_memory=None, memory_options=None, mirror=None, _plan=None):
+                 plan_memory=None, memory_options=None, mirror=None, *, plan=None):
         ctx = current_context() if ctx is None else ctx
         argn, auxn = symbol.list_arguments(), symbol.list_auxiliary_states()
         args = {k: _as_array(v, ctx, k) for k, v in _by_name(args, argn, "args").items()}
@@ -136,12 +139,14 @@ class Executor:
             grad_req = {n: r for n, r in zip(argn, grad_req) if n in grads}
         else:
             grad_req = {n: r for n, r in grad_req.items() if n in grads}
-        if _plan is None:
+        if plan is None:
             shapes = {k: a.shape for k, a in list(args.items()) + list(aux.items())}
             dtypes = {k: a.dtype for k, a in list(args.items()) + list(aux.items())}
-            _plan = GraphPlan(symbol, shapes, dtypes, grad_req, plan_memory, memory_options,
-                              mirror)
-        self._setup(_plan, ctx, args, grads, aux)
+            plan = GraphPlan(symbol, shapes, dtypes, grad_req, plan_memory, memory_options,
+                             mirror)
+        elif plan.symbol is not symbol:
+            raise ValueError("bind: plan= was made for another symbol")
+        self._setup(plan, ctx, args, grads, aux)
 
     @classmethod
     def simple(cls, symbol, ctx=None, grad_req="write", type_dict=None, plan_memory=None,
@@ -163,7 +168,7 @@ class Executor:
         aux = {n: zeros(e, 1 if n.endswith("moving_var") else 0)
                for n, e in plan.aux_entry.items()}
         grads = {n: zeros(plan.arg_entry[n]) for n, r in plan.grad_req.items() if r != "null"}
-        return cls(symbol, ctx, args, grads, plan.grad_req, aux, _plan=plan)
+        return cls(symbol, ctx, args, grads, plan.grad_req, aux, plan=plan)
 
     # ------------------------------------------------------------------ setup
     def _setup(self, plan, ctx, args, grads, aux):
@@ -414,7 +419,7 @@ class Executor:
         aux = {k: pick(self.aux_dict[k], e, k) for k, e in new_plan.aux_entry.items()}
         grads = {k: pick(self._grads.get(k), new_plan.arg_entry[k], k) for k in self._grads}
         return Executor(self._symbol, self._ctx, args, grads, plan.grad_req, aux,
-                        _plan=new_plan)
+                        plan=new_plan)
 
     def memory_report(self, categories=True):
         """Bytes used by this executor (see ``GraphPlan.memory_report``): what
