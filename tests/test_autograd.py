@@ -284,3 +284,17 @@ def test_bad_outputs_and_arguments_are_clear_errors():
     # an output that does not depend on x is a zero gradient, as in autograd
     numpy.testing.assert_array_equal(mp.grad(lambda x: 3.0)(x).asnumpy(), [0.0, 0.0])
     numpy.testing.assert_array_equal(mp.grad(lambda x: mp.ones(3))(x).asnumpy(), [0.0, 0.0])
+
+
+def test_namedtuple_arguments_keep_their_type():
+    import collections
+    P = collections.namedtuple("P", "w b")
+    x = mp.array([1.0, 2.0, 3.0])
+    g = mp.grad(lambda p: mp.sum(p.w * p.b) + p.b.sum())(P(x, x * 2))
+    assert type(g) is P
+    numpy.testing.assert_allclose(g.w.asnumpy(), [2.0, 4.0, 6.0])
+    numpy.testing.assert_allclose(g.b.asnumpy(), [2.0, 3.0, 4.0])
+    loss, (gl,) = mp.value_and_grad(lambda ps: mp.sum(ps[0].w) * ps[0].b, argnum=(0,))(
+        [P(x, 2.0)])
+    assert type(gl[0]) is P and gl[0].b == 6.0
+    numpy.testing.assert_allclose(gl[0].w.asnumpy(), [2.0, 2.0, 2.0])

@@ -149,9 +149,11 @@ def _as_array(x):
 
 
 def _box_tree(x, tape, leaves):
-    """Box every array in nested lists/tuples/dicts; ``leaves`` collects (node, was_scalar, like)."""
-    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
-        return type(x)(_box_tree(e, tape, leaves) for e in x)
+    """Box every array in nested lists/tuples (named too)/dicts; ``leaves`` collects
+    (node, was_scalar, like)."""
+    if isinstance(x, (list, tuple)):
+        boxed = [_box_tree(e, tape, leaves) for e in x]
+        return type(x)(*boxed) if hasattr(x, "_fields") else type(x)(boxed)   # namedtuples
     if isinstance(x, dict):
         return {k: _box_tree(v, tape, leaves) for k, v in x.items()}
     arr, scalar = _as_array(x)
@@ -297,8 +299,9 @@ def _host_one(shape, dtype):
 
 
 def _restructure(boxed, it):
-    if isinstance(boxed, (list, tuple)) and not hasattr(boxed, "_fields"):
-        return type(boxed)(_restructure(e, it) for e in boxed)
+    if isinstance(boxed, (list, tuple)):
+        parts = [_restructure(e, it) for e in boxed]
+        return type(boxed)(*parts) if hasattr(boxed, "_fields") else type(boxed)(parts)
     if isinstance(boxed, dict):
         return {k: _restructure(v, it) for k, v in boxed.items()}
     return next(it)
