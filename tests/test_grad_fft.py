@@ -8,6 +8,7 @@ from hypothesis import given, strategies as st
 
 import minpy
 import minpy.numpy as mnp
+from _strategies import random_array
 from minpy.testing import check_grads
 from standin import standin_gpu  # noqa: F401  (fixture)
 
@@ -25,9 +26,7 @@ def C(*shape):
 
 
 def _arr(shape, cplx, seed):
-    r = numpy.random.default_rng(seed)
-    x = r.standard_normal(shape)
-    return mnp.array(x + 1j * r.standard_normal(shape) if cplx else x)
+    return random_array(shape, seed, numpy.complex128 if cplx else numpy.float64)
 
 
 # ---------------------------------------------------------------- complex <-> complex

@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 
 import minpy
 import minpy.numpy as mnp
+from _strategies import random_array
 from minpy.testing import check_grads
 
 RNG = numpy.random.default_rng(1234)
@@ -25,11 +26,7 @@ def C(*shape):
 
 
 def _arr(shape, cplx, seed):
-    r = numpy.random.default_rng(seed)
-    x = r.standard_normal(shape)
-    if cplx:
-        x = x + 1j * r.standard_normal(shape)
-    return mnp.array(x)
+    return random_array(shape, seed, numpy.complex128 if cplx else numpy.float64)
 
 
 # ---------------------------------------------------------------- dot family

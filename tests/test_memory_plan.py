@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 
-from _plan_checks import lifetimes
+from _plan_checks import dags as plan_dags, lifetimes
 from minpy.symbol import memory
 plan_memory = memory.plan_memory
 
@@ -302,24 +302,8 @@ def test_big_graph_is_linear_ish():
 
 # ------------------------------------------------------------- random DAGs
 
-@st.composite
-def dags(draw, max_nodes=14):
-    entries, ext = ["a0", "a1"], {"a0", "a1"}
-    order, ins, outs, inp, eb = [], {}, {}, {}, {"a0": 8, "a1": 8}
-    for i in range(draw(st.integers(1, max_nodes))):
-        k = draw(st.integers(0, 3))
-        ii = [draw(st.sampled_from(entries)) for _ in range(k)]
-        oo = [f"e{i}_{j}" for j in range(draw(st.integers(1, 2)))]
-        for e in oo:
-            eb[e] = draw(st.sampled_from([0, 4, 8, 16, 40, 200]))
-        if k:
-            inp[i] = draw(st.lists(st.tuples(st.integers(0, k - 1),
-                                             st.integers(0, len(oo) - 1)), max_size=2))
-        order.append(i)
-        ins[i], outs[i] = ii, oo
-        entries += oo
-    heads = draw(st.sets(st.sampled_from(entries[2:]), max_size=2))
-    return order, ins, outs, eb, inp, ext | heads
+def dags():
+    return plan_dags(ext_bytes=8, sizes=[0, 4, 8, 16, 40, 200])
 
 
 @given(dags(), st.booleans(), st.booleans(), st.booleans())

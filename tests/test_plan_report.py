@@ -15,7 +15,7 @@ import minpy.engine as engine
 import minpy.symbol as sym
 from minpy.symbol import memory, zoo
 from minpy.symbol.planreport import plan_report
-from _plan_checks import lifetimes
+from _plan_checks import dags as plan_dags, lifetimes
 
 KEYS = {"naive", "inplace", "coshare", "both", "both_blocks", "mirror", "lower_bound", "args",
         "grads", "aux", "outputs", "head_grads", "recomputed"}
@@ -221,24 +221,8 @@ def check_arena(graph, plan):
                                    for e in writer)
 
 
-@st.composite
-def dags(draw, max_nodes=14):
-    entries, ext = ["a0", "a1"], {"a0", "a1"}
-    order, ins, outs, inp, eb = [], {}, {}, {}, {"a0": 16, "a1": 16}
-    for i in range(draw(st.integers(1, max_nodes))):
-        k = draw(st.integers(0, 3))
-        ii = [draw(st.sampled_from(entries)) for _ in range(k)]
-        oo = [f"e{i}_{j}" for j in range(draw(st.integers(1, 2)))]
-        for e in oo:
-            eb[e] = draw(st.sampled_from([0, 4, 16, 40, 200]))
-        if k:
-            inp[i] = draw(st.lists(st.tuples(st.integers(0, k - 1),
-                                             st.integers(0, len(oo) - 1)), max_size=2))
-        order.append(i)
-        ins[i], outs[i] = ii, oo
-        entries += oo
-    heads = draw(st.sets(st.sampled_from(entries[2:]), max_size=2))
-    return order, ins, outs, eb, inp, ext | heads
+def dags():
+    return plan_dags(ext_bytes=16, sizes=[0, 4, 16, 40, 200])
 
 
 @given(dags(), st.booleans(), st.booleans())

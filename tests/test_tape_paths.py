@@ -140,3 +140,22 @@ def test_binary_shortcut_matches_general_path(shapes, op, dtype, operator_form, 
         assert g.shape == x.shape and g.dtype == x.dtype == h.dtype
         numpy.testing.assert_array_equal(g.asnumpy(), h.asnumpy())
     assert float(loss) == float(loss2)
+
+
+def test_new_tape_sets_the_flags_refresh_would():
+    from minpy.dispatch import state
+    seen = []
+
+    def check():
+        flags = (state.S.fast, state.S.rec1)
+        state.refresh()
+        seen.append((flags, flags == (state.S.fast, state.S.rec1)))
+
+    def f(x):
+        check()
+        return mp.sum(mp.grad(lambda y: (check(), mp.sum(y * x))[1])(x))   # nested tape
+    mp.grad(f)(mp.array(X))
+    with mp.async_mode():                                     # the engine bridge on too
+        mp.grad(f)(mp.array(X) + mp.ones((4, 3)))
+    assert [ok for _, ok in seen] == [True] * 4
+    assert [flags for flags, _ in seen[:2]] == [(False, True), (False, False)]

@@ -205,7 +205,11 @@ def _check_argnum(argnum):
                         f"got {argnum!r}")
 
 
-def _forward_backward(fun, argnum, args, kwargs, out_grad=None):
+def _one_array(argnum, args):
+    return type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array
+
+
+def _forward_backward(fun, argnum, args, kwargs):
     argnums = (argnum,) if isinstance(argnum, int) else tuple(argnum)
     for a in argnums:
         if not -len(args) <= a < len(args):
@@ -226,14 +230,12 @@ def _forward_backward(fun, argnum, args, kwargs, out_grad=None):
         _check_output(out)
         found = {}
     else:
-        if out_grad is None:
-            if out.size != 1:
-                raise TypeError(f"minpy.grad: the function returned an array of shape {out.shape}; "
-                                "grad needs a scalar output (use minpy.jacobian, or reduce it)")
-            d = loss._data
-            out_grad = L.new(numpy.ones(d.shape, d.dtype)) if type(d) is numpy.ndarray \
-                else _array._NS.ones_like(loss)
-        found = backward(tape, ref, out_grad)
+        if out.size != 1:
+            raise TypeError(f"minpy.grad: the function returned an array of shape {out.shape}; "
+                            "grad needs a scalar output (use minpy.jacobian, or reduce it)")
+        d = loss._data
+        found = backward(tape, ref, _host_one(d.shape, d.dtype) if type(d) is numpy.ndarray
+                         else _array._NS.ones_like(loss))
     tape.nodes = None       # free the saved values now
     grads = [_finish_grad(found.get(node), scalar, like) for node, scalar, like in leaves]
     it = iter(grads)
@@ -267,7 +269,7 @@ def _forward_backward_one(fun, argnum, args, kwargs):
         tape.nodes = None
         raise TypeError(f"minpy.grad: the function returned an array of shape {d.shape}; "
                         "grad needs a scalar output (use minpy.jacobian, or reduce it)")
-    if type(d) is numpy.ndarray:
+    if type(d) is numpy.ndarray:        # _host_one's cache, looked up inline
         one = _ONES.get((d.shape, d.dtype))
         g0 = L.new(one) if one is not None else _host_one(d.shape, d.dtype)
     else:
@@ -323,9 +325,8 @@ def grad_and_loss(fun, argnum=0):
     _check_argnum(argnum)
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
-            return _forward_backward_one(fun, argnum, args, kwargs)
-        return _forward_backward(fun, argnum, args, kwargs)
+        return (_forward_backward_one if _one_array(argnum, args) else
+                _forward_backward)(fun, argnum, args, kwargs)
     return wrapped
 
 
@@ -334,10 +335,8 @@ def value_and_grad(fun, argnum=0):
     _check_argnum(argnum)
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
-            g, loss = _forward_backward_one(fun, argnum, args, kwargs)
-        else:
-            g, loss = _forward_backward(fun, argnum, args, kwargs)
+        g, loss = (_forward_backward_one if _one_array(argnum, args) else
+                   _forward_backward)(fun, argnum, args, kwargs)
         return loss, g
     return wrapped
 
@@ -350,9 +349,8 @@ def grad(fun, argnum=0):
     _check_argnum(argnum)
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        if type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array:
-            return _forward_backward_one(fun, argnum, args, kwargs)[0]
-        return _forward_backward(fun, argnum, args, kwargs)[0]
+        return (_forward_backward_one if _one_array(argnum, args) else
+                _forward_backward)(fun, argnum, args, kwargs)[0]
     return wrapped
 
 

@@ -167,28 +167,42 @@ def unbroadcast(g, target):
     return g
 
 
+def broadcast_host(array, shape, subok=False):
+    """numpy.broadcast_to for a C-contiguous ndarray, without NumPy's Python-level
+    nditer set-up (about 1.7 us per call); anything else goes to NumPy."""
+    nd = _ndarray
+    if type(array) is not nd or subok:
+        return numpy.broadcast_to(array, shape, subok=subok)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if array.ndim == 0:
+        if shape and min(shape) < 0:
+            return numpy.broadcast_to(array, shape)      # NumPy's error
+        strides = (0,) * len(shape)
+    else:
+        if not array.flags.c_contiguous:
+            return numpy.broadcast_to(array, shape)
+        lead = len(shape) - array.ndim
+        if lead < 0:
+            return numpy.broadcast_to(array, shape)     # NumPy's error
+        strides = [0] * lead
+        for s, t, st in zip(array.shape, shape[lead:], array.strides):
+            if s == t:
+                strides.append(st)
+            elif s == 1 and t >= 0:
+                strides.append(0)
+            else:
+                return numpy.broadcast_to(array, shape)  # NumPy's error
+        strides = tuple(strides)
+    out = nd(shape, array.dtype, array, 0, strides)
+    out.flags.writeable = False
+    return out
+
+
 def broadcast_grad(g, shape):
     """``broadcast_to(g, shape)`` for gradients (read-only view), cheap on the host."""
     gd = g._data
-    if _S.fast and type(gd) is numpy.ndarray:
-        if gd.ndim == 0:
-            out = _ndarray(shape, gd.dtype, gd, 0, (0,) * len(shape))
-            out.flags.writeable = False
-            return L.new(out)
-        if gd.flags.c_contiguous and len(shape) >= gd.ndim:
-            lead = len(shape) - gd.ndim
-            strides = [0] * lead
-            for s, t, st in zip(gd.shape, shape[lead:], gd.strides):
-                if s == t:
-                    strides.append(st)
-                elif s == 1:
-                    strides.append(0)
-                else:
-                    break
-            else:
-                out = _ndarray(shape, gd.dtype, gd, 0, tuple(strides))
-                out.flags.writeable = False
-                return L.new(out)
+    if _S.fast and type(gd) is _ndarray:
+        return L.new(broadcast_host(gd, shape))
     return _array._NS.broadcast_to(g, shape)
 
 

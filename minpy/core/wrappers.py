@@ -127,7 +127,9 @@ def _fast_binary(uf, prim):
 
 
 def _operator_unary(uf, prim):
-    """The Array operator (``-x``): :func:`_fast_unary` without the keyword handling."""
+    """The Array operator (``-x``): :func:`_fast_unary` without the keyword handling.
+    (Not built on each other on purpose: one more Python call on every ufunc call
+    costs ~0.15 us, 20% of ``exp`` on a small array.)"""
     new = L.new
     A = L.Array
 

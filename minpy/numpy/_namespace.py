@@ -12,6 +12,7 @@ import types
 
 import numpy
 
+from ..core.functional import broadcast_host as _broadcast_to_fast
 from ..core.primitive import COMPUTE, CREATE, SELF
 from ..core.wrappers import make_function, make_ufunc, UFUNCS
 from ..dispatch import state
@@ -110,30 +111,6 @@ def _method_first(name, np_func):
     impl.__doc__ = np_func.__doc__
     impl.__wrapped__ = np_func          # its signature (positional out= ...) is NumPy's
     return impl
-
-
-def _broadcast_to_fast(array, shape, subok=False):
-    """numpy.broadcast_to for a C-contiguous ndarray, without NumPy's Python-level
-    nditer set-up (about 1.7 us per call); anything else goes to NumPy."""
-    nd = numpy.ndarray
-    if type(array) is not nd or subok or not array.flags.c_contiguous:
-        return numpy.broadcast_to(array, shape, subok=subok)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    src = array.shape
-    lead = len(shape) - len(src)
-    if lead < 0:
-        return numpy.broadcast_to(array, shape)     # NumPy's error
-    strides = [0] * lead
-    for s, t, st in zip(src, shape[lead:], array.strides):
-        if s == t:
-            strides.append(st)
-        elif s == 1 and t >= 0:
-            strides.append(0)
-        else:
-            return numpy.broadcast_to(array, shape)  # NumPy's error
-    out = nd(shape, array.dtype, array, 0, tuple(strides))
-    out.flags.writeable = False
-    return out
 
 
 def _reshape_fast(a, /, shape=None, order="C", *, newshape=None, copy=None):

@@ -191,7 +191,7 @@ def _revcumsum(g, axis):
 def _sum_maker(default_axis, nan=False, mean=False):
     def maker(ans, a, axis=default_axis, dtype=None, out=None, keepdims=False,
               initial=_NO, where=_NO):
-        if type(a) is not Array and isinstance(a, (list, tuple)):
+        if type(a) is not Array and isinstance(a, (list, tuple)):     # sum([x, y])
             return seq_maker(ans, a, axis, dtype, out, keepdims, initial, where)
         if axis is None and where is _NO and not nan and type(a) is Array:
             d = a._data        # the most common case: sum(x), mean(x)
@@ -214,6 +214,8 @@ def _sum_maker(default_axis, nan=False, mean=False):
             n = _count(mask, shape, axes)
             return lambda g: _cast_like(_masked(_expand(g, shape, axes) / n, mask), a)
         return lambda g: _cast_like(_masked(_expand(g, shape, axes), mask), a)
+    # the sum of one Array is the hottest rule: it checks for a sequence itself
+    # rather than through the _seq wrapper (one call less)
     seq_maker = _seq(maker)
     return maker
 
