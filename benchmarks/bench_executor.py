@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import minpy                                                  # noqa: E402
 import minpy as np                                            # noqa: E402
 import minpy.symbol as sym                                    # noqa: E402
-from minpy.core import function                               # noqa: E402
+from minpy.symbol import function                               # noqa: E402
 from _timing import per_call, fmt_time, print_table           # noqa: E402
 
 

@@ -15,7 +15,7 @@ import time
 
 import minpy as np
 import minpy.symbol as sym
-from minpy.core import function
+from minpy.symbol import function
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -12,10 +12,14 @@ from . import dispatch
 from .dispatch import hostpool as _hostpool   # noqa: F401  (MINPY_HOST_POOL=0 disables)
 from .core import (grad, grad_and_loss, value_and_grad, jacobian, hessian_vector_product,  # noqa: F401
                    stop_gradient, customop)
-from .core.engine_bridge import set_async, async_mode, is_async, waitall   # noqa: F401
+from .core.async_work import set_async, async_mode, is_async, waitall   # noqa: F401
 from . import numpy as _numpy_namespace   # noqa: F401  (loads the gradient tables)
 from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, executors)
+from . import core
+
+# MinPy's name minpy.core.Function; core itself never imports symbol/
+core.function, core.Function = symbol.function, symbol.Function
 
 __version__ = "0.1.0"
 
-dispatch.backend.detect_cupy()
+dispatch.detect_cupy()

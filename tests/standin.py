@@ -25,7 +25,7 @@ import numpy
 import pytest
 
 import minpy
-from minpy.core import primitive
+from minpy.core import execute as primitive
 from minpy.dispatch import Backend
 
 __all__ = ["StandinArray", "StandinNamespace", "StandinBackend", "installed", "standin_gpu",

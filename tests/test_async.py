@@ -3,7 +3,7 @@ import numpy
 import pytest
 
 import minpy as mp
-from minpy.core import engine_bridge
+from minpy.core import async_work as engine_bridge
 from minpy.dispatch import state
 
 

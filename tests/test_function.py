@@ -8,7 +8,7 @@ import pytest
 
 import minpy as np
 import minpy.symbol as sym
-from minpy.core import Function, function
+from minpy.symbol import Function, function
 from minpy.testing import check_grads
 
 RNG = numpy.random.default_rng(0)

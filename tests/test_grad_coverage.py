@@ -11,7 +11,7 @@ import pytest
 
 import minpy
 import minpy.numpy as mnp
-from minpy.core import functional
+from minpy.core import inplace as functional
 from minpy.core.primitive import PRIMITIVES
 from minpy.core.wrappers import UFUNCS
 
@@ -27,7 +27,7 @@ RANDOM_PREFIX = "random."
 IO = ("load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "frombuffer", "fromstring",
       "fromiter", "nested_iters")
 
-# In-place writers: never recorded as such; under a tape core.functional.record_inplace
+# In-place writers: never recorded as such; under a tape core.inplace.record_write
 # replays them out of place and rebinds the target (copyto and x[key] = v there, the
 # others through the replays of minpy/numpy/vjp_creation.py).
 INPLACE = ("ndarray.__setitem__", "copyto", "put", "place", "putmask", "put_along_axis",
@@ -88,7 +88,7 @@ def test_allow_lists_are_current():
 # minpy/numpy/vjp_ufunc_methods.py): in a fresh interpreter, create every method of every
 # ufunc and read off [ufunc has a rule, method has a rule, method nondiff, at replayed].
 _LIST_METHODS = ("import json, minpy; from minpy.core.wrappers import UFUNCS; "
-                 "from minpy.core.functional import INPLACE_REPLAYS as R; "
+                 "from minpy.core.inplace import replays; R = replays(); "
                  "print(json.dumps({f'{n}.{m}': [bool(u._prim.vjp), bool(u._method(m)._prim.vjp), "
                  "u._method(m)._prim.nondiff, f'{n}.{m}' in R] for n, u in UFUNCS.items() "
                  f"for m in {_UFUNC_METHODS!r}}}))")
@@ -193,7 +193,7 @@ def test_fronts(name):
 @pytest.mark.parametrize("name", INPLACE)
 def test_inplace_writers_are_replayed(name):
     if name not in ("ndarray.__setitem__", "copyto"):
-        assert name in functional.INPLACE_REPLAYS
+        assert name in functional.replays()
     assert PRIMITIVES[name].mutates is not None or name == "ndarray.__setitem__"
     m = I([[False, True, False]])
     write = {"ndarray.__setitem__": lambda y, v: y.__setitem__((0, 1), v),

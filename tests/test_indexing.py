@@ -376,7 +376,7 @@ def test_ix_unravel_ravel_multi_index():
 
 
 def test_general_path_is_exercised(path, monkeypatch):
-    from minpy.core import primitive
+    from minpy.core import call as primitive
     seen = []
     real_run = primitive.run
 

@@ -3,7 +3,7 @@
 
 Each function is differentiated twice: normally (a single tape on the host
 takes the shortcuts) and with the shortcuts switched off inside the traced
-call (``tape._ONE[0] = None`` sends every call through the general path).
+call (``state.disable_shortcuts()`` sends every call through the general path).
 Both must record the same primitives and give the same gradient and value.
 """
 import numpy
@@ -11,6 +11,7 @@ import pytest
 
 import minpy as mp
 from minpy.core import tape as tape_mod
+from minpy.dispatch import state
 from minpy.testing import check_grads
 
 R = numpy.random.default_rng(7)
@@ -44,7 +45,7 @@ CASES = {
 
 def _general(f):
     def g(x):
-        tape_mod._ONE[0] = None        # the shortcuts see no single tape
+        state.disable_shortcuts()        # the shortcuts see no single tape
         return f(x)
     return g
 
@@ -72,7 +73,7 @@ def test_shortcuts_record_one_node_per_call():
 
     def f(x):
         y = mp.exp(x) * 2.0 + x[0]
-        seen.append([n.prim.qualname for n in tape_mod._ONE[0].nodes])
+        seen.append([n.prim.qualname for n in tape_mod.active_tapes()[-1].nodes])
         return mp.sum(y)
     mp.grad(f)(x)
     assert seen[0] == ["exp", "multiply", "ndarray.__getitem__", "add"]
@@ -132,7 +133,7 @@ def test_binary_shortcut_matches_general_path(shapes, op, dtype, operator_form, 
         return mp.sum(z * z)
 
     def f_general(x, y):
-        tape_mod._ONE[0] = None
+        state.disable_shortcuts()
         return f(x, y)
     (ga, gb), loss = mp.grad_and_loss(f, argnum=(0, 1))(a, b)
     (ha, hb), loss2 = mp.grad_and_loss(f_general, argnum=(0, 1))(a, b)
@@ -143,13 +144,15 @@ def test_binary_shortcut_matches_general_path(shapes, op, dtype, operator_form, 
 
 
 def test_new_tape_sets_the_flags_refresh_would():
-    from minpy.dispatch import state
     seen = []
 
+    def flags():
+        return (state.S.fast, state.thread_flags().one_tape is not None)
+
     def check():
-        flags = (state.S.fast, state.S.rec1)
-        state.refresh()
-        seen.append((flags, flags == (state.S.fast, state.S.rec1)))
+        before = flags()
+        state.recompute()
+        seen.append((before, before == flags()))
 
     def f(x):
         check()

@@ -1,7 +1,17 @@
-"""Core: the Array, primitive registration, the tape and autograd."""
-from .array import Array
-from .primitive import Primitive, PRIMITIVES
+"""Core: the Array, primitive registration, the front door of a call, the tape and autograd.
+
+Modules, bottom up: ``primitive`` (registry), ``array`` (the Array's data
+side), ``execute`` (run a call on a device), ``tape`` (recording),
+``ops`` (the primitives core itself calls; gradient shapes), ``inplace``
+(writes under a tape), ``async_work`` (async mode on the engine), ``call``
+(the front door), ``wrappers`` (public callables), ``methods`` (Array's
+operators and primitive methods), ``autograd`` (grad and friends).
+"""
+from .array import Array, new, wrap, unwrap_cpu
+from .primitive import Primitive, PRIMITIVES, register
+from .ops import unbroadcast, broadcast_grad
+from .inplace import def_inplace_replay
+from .wrappers import make_function, make_ufunc, ufunc
+from . import methods      # noqa: F401  (installs Array's operators and primitive methods)
 from .autograd import (grad, grad_and_loss, value_and_grad, jacobian, hessian_vector_product,
                        stop_gradient, defvjp, def_nondiff, customop)
-from .functional import unbroadcast
-from .function import function, Function

@@ -12,10 +12,14 @@ import numbers
 
 import numpy
 
-from .primitive import L, PRIMITIVES, Primitive, register
-from . import array as _array
-from . import tape as _tape
-from .tape import Node, OutRef, leaf, new_tape, close_tape
+from ..dispatch import state
+from ..dispatch.context import current_context
+from ..dispatch.transfer import context_of, move_raw
+from .array import Array, new
+from .ops import BROADCAST_TO, ONES_LIKE, REAL, RESHAPE, STACK, SUM, ZEROS_LIKE, apply
+from .primitive import PRIMITIVES, Primitive
+from .tape import Node, OutRef, leaf, new_tape, close_tape, record
+from .wrappers import make_ufunc
 
 __all__ = ["grad", "grad_and_loss", "value_and_grad", "jacobian", "hessian_vector_product",
            "stop_gradient", "defvjp", "def_nondiff", "backward", "customop"]
@@ -68,7 +72,7 @@ def _add(a, b):
 
 
 def _zeros_like(v):
-    return _array._NS.zeros_like(v)
+    return apply(ZEROS_LIKE, v)
 
 
 def backward(tape, out_ref, g):
@@ -121,10 +125,6 @@ def backward(tape, out_ref, g):
 _EMPTY = {}
 
 
-def _node_id(n):
-    return n.id
-
-
 def _accumulate(grads, ref, g):
     if type(ref) is OutRef:
         slot = grads.get(ref.node)
@@ -136,14 +136,19 @@ def _accumulate(grads, ref, g):
 
 
 # ---------------------------------------------------------------- boxing inputs
+def _on_current_context(host):
+    """Host ndarray ``host`` as an Array on the current context (as ``minpy.asarray``)."""
+    return new(move_raw(host, current_context()))
+
+
 def _as_array(x):
-    if type(x) is L.Array:
+    if type(x) is Array:
         return x, False
-    from .. import numpy as mnp
     if isinstance(x, numbers.Number) and not isinstance(x, bool):
-        return mnp.asarray(float(x) if not isinstance(x, complex) else x), True
+        return _on_current_context(numpy.asarray(float(x) if not isinstance(x, complex)
+                                                 else x)), True
     if isinstance(x, numpy.ndarray):
-        return mnp.asarray(x), False
+        return _on_current_context(x), False
     raise TypeError(f"minpy.grad: cannot differentiate with respect to a {type(x).__name__}; "
                     "expected an Array, a float, or a list/tuple/dict of them")
 
@@ -164,14 +169,13 @@ def _box_tree(x, tape, leaves):
 
 def _finish_grad(g, scalar, like):
     """The leaf gradient in the leaf's shape and dtype (zeros when unreached)."""
-    ns = _array._NS
     if g is None:
-        g = ns.zeros_like(like)
+        g = apply(ZEROS_LIKE, like)
     if g.shape != like.shape:
-        g = ns.broadcast_to(g, like.shape)
+        g = apply(BROADCAST_TO, g, like.shape)
     if g.dtype != like.dtype and like.dtype.kind in "fc":
         if g.dtype.kind == "c" and like.dtype.kind != "c":
-            g = ns.real(g)
+            g = apply(REAL, g)
         if g.dtype != like.dtype:
             g = g.astype(like.dtype)
     if scalar and g._node is None:
@@ -182,14 +186,14 @@ def _finish_grad(g, scalar, like):
 def _unboxed(x, tape):
     """The value of ``x`` one level below ``tape`` (a traced output of ``tape``)."""
     n = getattr(x, "_node", None)
-    if type(x) is L.Array and n is not None and n.tape is tape:
-        return n.node.value[n.index] if type(n) is OutRef else n.value
+    if type(x) is Array and n is not None and n.tape is tape:
+        return n.value
     return x
 
 
 def _check_output(out):
     """An untraced output is fine when it is a number or an array (zero gradient)."""
-    if type(out) is L.Array or isinstance(out, (numbers.Number, numpy.ndarray, numpy.generic)):
+    if type(out) is Array or isinstance(out, (numbers.Number, numpy.ndarray, numpy.generic)):
         return
     raise TypeError(f"minpy.grad: the function returned a {type(out).__name__}; grad needs a "
                     "scalar Array or number (differentiate a sum of several outputs, or use "
@@ -206,7 +210,7 @@ def _check_argnum(argnum):
 
 
 def _one_array(argnum, args):
-    return type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is L.Array
+    return type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is Array
 
 
 def _forward_backward(fun, argnum, args, kwargs):
@@ -225,7 +229,7 @@ def _forward_backward(fun, argnum, args, kwargs):
     finally:
         close_tape(tape)
     loss = _unboxed(out, tape)
-    ref = out._node if type(out) is L.Array else None
+    ref = out._node if type(out) is Array else None
     if ref is None or ref.tape is not tape:
         _check_output(out)
         found = {}
@@ -235,7 +239,7 @@ def _forward_backward(fun, argnum, args, kwargs):
                             "grad needs a scalar output (use minpy.jacobian, or reduce it)")
         d = loss._data
         found = backward(tape, ref, _host_one(d.shape, d.dtype) if type(d) is numpy.ndarray
-                         else _array._NS.ones_like(loss))
+                         else apply(ONES_LIKE, loss))
     tape.nodes = None       # free the saved values now
     grads = [_finish_grad(found.get(node), scalar, like) for node, scalar, like in leaves]
     it = iter(grads)
@@ -258,12 +262,12 @@ def _forward_backward_one(fun, argnum, args, kwargs):
         out = fun(*args, **kwargs) if kwargs else fun(*args)
     finally:
         close_tape(tape)
-    ref = out._node if type(out) is L.Array else None
+    ref = out._node if type(out) is Array else None
     if ref is None or ref.tape is not tape:
         tape.nodes = None
         _check_output(out)
         return _finish_grad(None, False, x), out
-    loss = ref.value if type(ref) is Node else ref.node.value[ref.index]
+    loss = ref.value
     d = loss._data
     if d.size != 1:
         tape.nodes = None
@@ -271,9 +275,9 @@ def _forward_backward_one(fun, argnum, args, kwargs):
                         "grad needs a scalar output (use minpy.jacobian, or reduce it)")
     if type(d) is numpy.ndarray:        # _host_one's cache, looked up inline
         one = _ONES.get((d.shape, d.dtype))
-        g0 = L.new(one) if one is not None else _host_one(d.shape, d.dtype)
+        g0 = new(one) if one is not None else _host_one(d.shape, d.dtype)
     else:
-        g0 = _array._NS.ones_like(loss)
+        g0 = apply(ONES_LIKE, loss)
     found = backward(tape, ref, g0)
     tape.nodes = None
     g = found.get(leaf_node)
@@ -286,6 +290,7 @@ def _forward_backward_one(fun, argnum, args, kwargs):
 
 
 _ONES = {}
+_conjugate = make_ufunc(numpy.conjugate)
 
 
 def _host_one(shape, dtype):
@@ -297,7 +302,7 @@ def _host_one(shape, dtype):
         one.flags.writeable = False
         if len(_ONES) < 64:
             _ONES[key] = one
-    return L.new(one)
+    return new(one)
 
 
 def _restructure(boxed, it):
@@ -361,7 +366,6 @@ def jacobian(fun, argnum=0):
     """
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        from .. import numpy as mnp
         tape = new_tape()
         args = list(args)
         try:
@@ -371,18 +375,20 @@ def jacobian(fun, argnum=0):
         finally:
             close_tape(tape)
         value = _unboxed(out, tape)
-        ref = out._node if type(out) is L.Array else None
+        ref = out._node if type(out) is Array else None
+        where = context_of(value._data) if type(value) is Array else current_context()
         if ref is None or ref.tape is not tape:
-            return mnp.zeros(tuple(value.shape) + tuple(shape), dtype=dtype)
+            return new(move_raw(numpy.zeros(tuple(numpy.shape(value)) + tuple(shape), dtype),
+                                where))
         rows = []
         for k in range(int(numpy.prod(value.shape))):
-            basis = mnp.zeros(value.size, dtype=value.dtype)
+            basis = numpy.zeros(value.size, dtype=value.dtype)
             basis[k] = 1
-            found = backward(tape, ref, mnp.reshape(basis, value.shape))
+            found = backward(tape, ref, new(move_raw(basis.reshape(value.shape), where)))
             g = found.get(leaf_node)
-            rows.append(mnp.zeros(shape, dtype=dtype) if g is None else g)
+            rows.append(new(move_raw(numpy.zeros(shape, dtype), where)) if g is None else g)
         tape.nodes = None
-        return mnp.reshape(mnp.stack(rows), tuple(value.shape) + tuple(shape))
+        return apply(RESHAPE, apply(STACK, rows), tuple(value.shape) + tuple(shape))
     return wrapped
 
 
@@ -391,7 +397,6 @@ def hessian_vector_product(fun, argnum=0):
     g = grad(fun, argnum)
 
     def hvp(*args, vector, **kwargs):
-        from .. import numpy as mnp
         if isinstance(argnum, int) and -len(args) <= argnum < len(args):
             xs, vs = numpy.shape(args[argnum]), numpy.shape(vector)
             if xs != vs:
@@ -401,16 +406,16 @@ def hessian_vector_product(fun, argnum=0):
 
         def inner(*a):
             if cplx:      # the real inner product Re<g, v>, so complex x gets H v (not conj)
-                return mnp.sum(mnp.real(g(*a, **kwargs) * mnp.conj(vector)))
-            return mnp.sum(g(*a, **kwargs) * vector)
+                return apply(SUM, apply(REAL, g(*a, **kwargs) * _conjugate(vector)))
+            return apply(SUM, g(*a, **kwargs) * vector)
         return grad(inner, argnum)(*args)
     return hvp
 
 
 def stop_gradient(x):
     """``x`` with no gradient flowing through it (all tape levels). See also jax.lax.stop_gradient."""
-    if type(x) is L.Array and x._node is not None:
-        v = L.new(x._data)
+    if type(x) is Array and x._node is not None:
+        v = new(x._data)
         v._var = x._var
         return v
     return x
@@ -449,15 +454,14 @@ class customop:
         qual = name or f"customop.{getattr(fn, '__qualname__', 'op')}"
         self._prim = Primitive(qual, fn)
         self._prim.custom = fn
-        self._prim.np_fn = None
+        self._prim.host_fn = None
 
     def __call__(self, *args, **kwargs):
         if self._fn is None:
             self._set(args[0])
             return self
-        from ..dispatch import state
-        if state.S.tapes:
-            return _tape.record(self._prim, args, kwargs)
+        if state.thread_flags().depth:
+            return record(self._prim, args, kwargs)
         return self._fn(*args, **kwargs)
 
     def def_grad(self, maker, argnum=0):

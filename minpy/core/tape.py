@@ -9,18 +9,19 @@ result. Tapes are per thread and nest.
 """
 import threading
 
-from ..dispatch import state
 import numpy
 
-from .primitive import L, run, mutated, wrap, unwrap_cpu
+from ..dispatch import state
+from .array import Array, new, wrap, unwrap_cpu
+from .execute import run
 
 _ndarray = numpy.ndarray
 _generic = numpy.generic
 _asarray = numpy.asarray
 
-__all__ = ["Tape", "Node", "record", "active_tapes", "new_tape", "close_tape"]
+__all__ = ["Tape", "Node", "OutRef", "record", "record_np", "record_binary", "record_getitem",
+           "active_tapes", "new_tape", "close_tape", "check_write", "top_tape"]
 
-_S = state.S
 _local = threading.local()
 
 
@@ -43,41 +44,22 @@ class Tape:
         self.nodes = []     # every op node, for the in-place write check
 
 
-_ONE = [None]       # the tape, while exactly one is active in the process
-_count_lock = threading.Lock()
-
-
 def new_tape():
-    stack = getattr(_local, "tapes", None)
-    if stack is None:
-        stack = active_tapes()
+    """Start a tape in this thread (nested inside the ones already recording)."""
+    stack = active_tapes()
     t = Tape(len(stack) + 1)
     stack.append(t)
-    with _count_lock:
-        n = _S.tapes = _S.tapes + 1
-        _ONE[0] = t if n == 1 else None
-        # state.refresh() inline (half a microsecond of every grad call);
-        # tests/test_tape_paths.py checks the two agree
-        _S.fast = False
-        _S.rec1 = n == 1 and _S.cpu_only and _S.pending == 0
+    state.enter_tape(stack)
     return t
 
 
 def close_tape(t):
-    stack = active_tapes()
+    """Stop recording on ``t`` (idempotent)."""
     if t.active:
         t.active = False
+        stack = active_tapes()
         stack.remove(t)
-        with _count_lock:
-            _S.tapes -= 1
-            _ONE[0] = _find_single() if _S.tapes == 1 else None
-            state.refresh()
-
-
-def _find_single():
-    # the one tape still active after a close: in this thread's stack, or unknown
-    stack = active_tapes()
-    return stack[0] if len(stack) == 1 else None
+        state.exit_tape(stack)
 
 
 class Node:
@@ -103,7 +85,12 @@ class Node:
 
 
 class OutRef:
-    """The k-th output of a multi-output node (what such an output's ``_node`` is)."""
+    """The k-th output of a multi-output node (what such an output's ``_node`` is).
+
+    ``value`` is that output's unboxed value, as ``Node.value`` is a single
+    output's: every reader of a traced Array's value one level down reads
+    ``a._node.value`` whatever the node kind.
+    """
 
     __slots__ = ("node", "index", "tape")
 
@@ -112,10 +99,14 @@ class OutRef:
         self.index = index
         self.tape = node.tape
 
+    @property
+    def value(self):
+        return self.node.value[self.index]
+
 
 def box(value, tape, node_or_ref):
     """A traced Array sharing ``value``'s buffer, recorded as ``node_or_ref``."""
-    a = L.new(value._data)
+    a = new(value._data)
     a._node = node_or_ref
     a._var = value._var
     return a
@@ -127,32 +118,33 @@ def leaf(value, tape):
     return box(value, tape, n)
 
 
-def _top_tape(args, kwargs):
+def _deeper(a, top):
+    """The tape tracing Array ``a`` if it is active and deeper than ``top``, else ``top``."""
+    n = a._node
+    if n is not None and n.tape.active and (top is None or n.tape.level > top.level):
+        return n.tape
+    return top
+
+
+def top_tape(args, kwargs):
     """The innermost active tape tracing any argument, or None."""
-    A = L.Array
     top = None
     for a in args:
         t = type(a)
-        if t is A:
-            n = a._node
-            if n is not None and n.tape.active and (top is None or n.tape.level > top.level):
-                top = n.tape
+        if t is Array:
+            top = _deeper(a, top)
         elif t is list or t is tuple:
             for e in a:
-                if type(e) is A:
-                    n = e._node
-                    if n is not None and n.tape.active and (top is None or n.tape.level > top.level):
-                        top = n.tape
+                if type(e) is Array:
+                    top = _deeper(e, top)
     if kwargs:
         for e in kwargs.values():
             if type(e) is list or type(e) is tuple:     # multi_dot(arrays=[...]) and co
-                t = _top_tape(e, None)
+                t = top_tape(e, None)
                 if t is not None and (top is None or t.level > top.level):
                     top = t
-            elif type(e) is A:
-                n = e._node
-                if n is not None and n.tape.active and (top is None or n.tape.level > top.level):
-                    top = n.tape
+            elif type(e) is Array:
+                top = _deeper(e, top)
     return top
 
 
@@ -160,31 +152,30 @@ def _unbox(a, tape, parents, address):
     n = a._node
     if n is not None and n.tape is tape:
         parents.append((address, n))
-        return n.node.value[n.index] if type(n) is OutRef else n.value
+        return n.value
     return a
 
 
 def _unbox_args(args, kwargs, tape):
-    A = L.Array
     parents = []
     new_args = []
     for i, a in enumerate(args):
         t = type(a)
-        if t is A:
+        if t is Array:
             a = _unbox(a, tape, parents, i)
         elif t is list or t is tuple:
-            if any(type(e) is A and e._node is not None for e in a):
-                a = t(_unbox(e, tape, parents, (i, j)) if type(e) is A else e
+            if any(type(e) is Array and e._node is not None for e in a):
+                a = t(_unbox(e, tape, parents, (i, j)) if type(e) is Array else e
                       for j, e in enumerate(a))
         new_args.append(a)
     if kwargs:
         kw = {}
         for k, v in kwargs.items():
             t = type(v)
-            if t is A:
+            if t is Array:
                 v = _unbox(v, tape, parents, k)
-            elif (t is list or t is tuple) and any(type(e) is A for e in v):
-                v = t(_unbox(e, tape, parents, (k, j)) if type(e) is A else e
+            elif (t is list or t is tuple) and any(type(e) is Array for e in v):
+                v = t(_unbox(e, tape, parents, (k, j)) if type(e) is Array else e
                       for j, e in enumerate(v))
             kw[k] = v
         kwargs = kw
@@ -192,15 +183,11 @@ def _unbox_args(args, kwargs, tape):
 
 
 def record(prim, args, kwargs):
-    """Run ``prim`` under the active tapes, boxing its result if it is traced."""
-    tape = _top_tape(args, kwargs)
-    inplace = prim.mutates is not None or (kwargs and kwargs.get("out") is not None)
+    """Run ``prim`` (not writing in place) under the active tapes, boxing its result
+    if it is traced."""
+    tape = top_tape(args, kwargs)
     if tape is None:
-        if inplace:
-            check_write(prim, args, kwargs)
         return run(prim, args, kwargs)
-    if inplace:
-        return _record_inplace(prim, args, kwargs, tape)
     inner_args, inner_kwargs, parents = _unbox_args(args, kwargs, tape)
     # outer tapes record the same call one level down (grad of grad)
     value = run(prim, inner_args, inner_kwargs) if tape.level == 1 else \
@@ -208,48 +195,36 @@ def record(prim, args, kwargs):
     return _finish(prim, tape, inner_args, inner_kwargs, parents, value)
 
 
-def record_np(prim, fn, args, kwargs):
-    """:func:`record` when ``S.rec1`` holds: ``fn`` (NumPy) runs on the arguments' buffers.
+# The one-tape shortcuts: taken by the wrappers while ``thread_flags().one_tape``
+# is set (one tape in this thread, NumPy only, nothing async). Each handles its
+# common case on the arguments' host buffers and hands anything else to
+# :func:`record`. They are separate (not one function with options) because
+# each sits on the path of every traced operator or function call.
+
+def record_np(tape, prim, fn, args, kwargs):
+    """:func:`record` on ``tape`` with ``fn`` (NumPy) run on the arguments' buffers.
 
     Positional Arrays only (a list/tuple argument or an Array keyword takes
     the general path); ``kwargs`` is passed through to ``fn`` as is.
     """
-    tape = _ONE[0]
-    if tape is None or prim.mutates is not None:
-        return record(prim, args, kwargs)
-    A = L.Array
     if kwargs:
         for v in kwargs.values():
             t = type(v)
-            if t is A or ((t is list or t is tuple) and any(type(e) is A for e in v)):
+            if t is Array or ((t is list or t is tuple) and any(type(e) is Array for e in v)):
                 return record(prim, args, kwargs)
-    if len(args) == 1:
-        a = args[0]
-        t = type(a)
-        if t is A:
-            n = a._node
-            r = fn(a._data, **kwargs) if kwargs else fn(a._data)
-            if n is None or n.tape is not tape:
-                return L.new(r) if type(r) is _ndarray else wrap(r)
-            return _finish1(prim, tape, (n.value if type(n) is Node else n.node.value[n.index],),
-                            kwargs, [(0, n)], r)
-        if t is list or t is tuple:
-            return record(prim, args, kwargs)
-        r = fn(a, **kwargs) if kwargs else fn(a)
-        return L.new(r) if type(r) is _ndarray else wrap(r)
     parents = None
     data = []
     inner = args
     for i, a in enumerate(args):
         t = type(a)
-        if t is A:
+        if t is Array:
             n = a._node
             if n is not None and n.tape is tape:
                 if parents is None:
                     parents = []
                     inner = list(args)
                 parents.append((i, n))
-                inner[i] = n.value if type(n) is Node else n.node.value[n.index]
+                inner[i] = n.value
             data.append(a._data)
         elif t is list or t is tuple:
             return record(prim, args, kwargs)
@@ -257,31 +232,27 @@ def record_np(prim, fn, args, kwargs):
             data.append(a)
     r = fn(*data, **kwargs) if kwargs else fn(*data)
     if parents is None:
-        return L.new(r) if type(r) is _ndarray else wrap(r)
-    return _finish1(prim, tape, tuple(inner), kwargs, parents, r)
+        return new(r) if type(r) is _ndarray else wrap(r)
+    return _finish_host(prim, tape, tuple(inner), kwargs, parents, r)
 
 
-def record_binary(prim, uf, x1, x2):
+def record_binary(tape, prim, uf, x1, x2):
     """:func:`record_np` for a binary ufunc without keywords (the Array operators)."""
-    tape = _ONE[0]
-    if tape is None:
-        return record(prim, (x1, x2), {})
-    A = L.Array
     parents = None
     v1, v2 = x1, x2         # the values one level down (the node's arguments)
     t = type(x1)
-    if t is A:
+    if t is Array:
         d1 = x1._data
         n = x1._node
         if n is not None and n.tape is tape:
             parents = [(0, n)]
-            v1 = n.value if type(n) is Node else n.node.value[n.index]
+            v1 = n.value
     elif t is list or t is tuple:
         return record(prim, (x1, x2), {})
     else:
         d1 = x1
     t = type(x2)
-    if t is A:
+    if t is Array:
         d2 = x2._data
         n = x2._node
         if n is not None and n.tape is tape:
@@ -289,60 +260,47 @@ def record_binary(prim, uf, x1, x2):
                 parents = [(1, n)]
             else:
                 parents.append((1, n))
-            v2 = n.value if type(n) is Node else n.node.value[n.index]
+            v2 = n.value
     elif t is list or t is tuple:
         return record(prim, (x1, x2), {})
     else:
         d2 = x2
     r = uf(d1, d2)
     if parents is None:
-        return L.new(r) if type(r) is _ndarray else wrap(r)
-    if type(r) is not _ndarray or prim.nondiff or prim.vjp is None:
-        return _finish1(prim, tape, (v1, v2), None, parents, r)
-    # _finish1's common case inline: every traced Array operator goes through here
-    new = L.new
-    node = Node(tape, prim, (v1, v2), None, new(r), parents, 1)
-    tape.nodes.append(node)
-    a = new(r)
-    a._node = node
-    return a
+        return new(r) if type(r) is _ndarray else wrap(r)
+    return _finish_host(prim, tape, (v1, v2), None, parents, r)
 
 
-def record_getitem(prim, x, key):
-    """``x[key]`` when ``S.rec1`` holds and ``x`` is traced by the tape (keys untraced)."""
-    tape = _ONE[0]
-    A = L.Array
+def record_getitem(tape, prim, x, key):
+    """``x[key]`` on ``tape`` with the key untraced (else the general path)."""
     n = x._node
-    if tape is None or n is None or n.tape is not tape:
+    if n is None or n.tape is not tape:
         return record(prim, (x, key), {})
     tk = type(key)
-    if tk is A:
+    if tk is Array:
         if key._node is not None and key._node.tape is tape:
             return record(prim, (x, key), {})
         k = key._data
     elif tk is tuple or tk is list:
         for e in key:
-            if type(e) is A and e._node is not None and e._node.tape is tape:
+            if type(e) is Array and e._node is not None and e._node.tape is tape:
                 return record(prim, (x, key), {})
         k = unwrap_cpu(key)
     else:
         k = key
-    r = x._data[k]
-    return _finish1(prim, tape, (n.value if type(n) is Node else n.node.value[n.index], key),
-                    None, [(0, n)], r)
+    return _finish_host(prim, tape, (n.value, key), None, [(0, n)], x._data[k])
 
 
-def _finish1(prim, tape, inner_args, inner_kwargs, parents, r):
+def _finish_host(prim, tape, inner_args, inner_kwargs, parents, r):
     """:func:`_finish` for a host result ``r`` of a traced call (one tape)."""
     if type(r) is not _ndarray:
         if not isinstance(r, _generic):
             return _finish(prim, tape, inner_args, inner_kwargs, parents, wrap(r))
         r = _asarray(r)        # a NumPy scalar: a 0-d Array
     if prim.nondiff:
-        return L.new(r)
+        return new(r)
     if prim.vjp is None:
-        return _finish(prim, tape, inner_args, inner_kwargs, parents, L.new(r))
-    new = L.new
+        return _finish(prim, tape, inner_args, inner_kwargs, parents, new(r))
     node = Node(tape, prim, inner_args, inner_kwargs, new(r), parents, 1)
     tape.nodes.append(node)
     a = new(r)
@@ -358,19 +316,15 @@ def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
         raise TypeError(f"minpy.grad: {prim.qualname} has no gradient rule; its result depends "
                         "on a traced array (wrap the input in minpy.stop_gradient if no gradient "
                         "is needed)")
-    A = L.Array
     t = type(value)
-    if t is A:
+    if t is Array:
         node = Node(tape, prim, inner_args, inner_kwargs, value, parents, 1)
         tape.nodes.append(node)
-        a = L.new(value._data)
-        a._node = node
-        a._var = value._var
-        return a
+        return box(value, tape, node)
     if t is tuple or t is list or isinstance(value, tuple):
         node = Node(tape, prim, inner_args, inner_kwargs, value, parents, len(value))
         tape.nodes.append(node)
-        outs = [box(v, tape, OutRef(node, k)) if type(v) is A else v
+        outs = [box(v, tape, OutRef(node, k)) if type(v) is Array else v
                 for k, v in enumerate(value)]
         return type(value)._make(outs) if hasattr(type(value), "_make") else t(outs)
     if value is None:
@@ -382,16 +336,9 @@ def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
                     "numpy.poly1d, or wrap the input in minpy.stop_gradient)")
 
 
-L.record = record
-L.record_np = record_np
-L.record_binary = record_binary
-L.record_getitem = record_getitem
-
-
 # ---------------------------------------------------------------- writes
 def _roots(value):
-    A = L.Array
-    if type(value) is A:
+    if type(value) is Array:
         d = value._data
         b = getattr(d, "base", None)
         yield id(d if b is None else b)
@@ -418,9 +365,3 @@ def check_write(prim, args, kwargs):
                     f"minpy.grad: in-place write by {prim.qualname} into an array that the "
                     f"tape saved for the backward pass of {node.prim.qualname}; the gradient "
                     "would be wrong. Write into a copy instead.")
-
-
-def _record_inplace(prim, args, kwargs, tape):
-    """A write into/with traced arrays, recorded functionally: the target is rebound."""
-    from . import functional
-    return functional.record_inplace(prim, args, kwargs, tape)

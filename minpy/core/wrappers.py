@@ -1,7 +1,17 @@
-"""Generated public callables: the straight NumPy fast path, else :func:`call`.
+"""Generated public callables: the straight NumPy fast path, else the front door.
 
-``S.fast`` (no GPU backend, no tape, nothing pending) is decided outside the
-call; when it holds, a wrapper unwraps Arrays, calls NumPy and wraps.
+Each wrapper tests, in order: ``S.fast`` (no GPU backend, no tape in any
+thread, not async: unwrap Arrays, call NumPy, wrap); this thread's
+``one_tape`` (the tape's straight-NumPy recording shortcut); else
+:func:`minpy.core.call.call`.
+
+Why several hand-written wrappers rather than one: each costs what one more
+Python call or ``**kwargs`` repack would add to every NumPy call (~0.15 us,
+20% of ``exp`` on a small array), so the common shapes are specialised —
+functions with keywords (:func:`make_function`), ufunc calls with one or two
+inputs (``_ufunc1``/``_ufunc2``, which take ``out=``/keywords) and the Array
+operators (``_operator1``/``_operator2``, which take none), other ufuncs
+(``_ufunc_general``). They share the same three-way test.
 """
 import functools
 import inspect
@@ -9,26 +19,30 @@ import inspect
 import numpy
 
 from ..dispatch import state
-from .primitive import L, Primitive, call, register, unwrap_cpu, wrap, mutated, COMPUTE
+from .array import Array, new, unwrap_cpu, wrap
+from .call import call
+from .primitive import COMPUTE, Primitive, register
+from .tape import record_binary, record_np
 
-__all__ = ["make_function", "ufunc", "make_ufunc"]
+__all__ = ["make_function", "ufunc", "make_ufunc", "UFUNCS", "METHOD_HOOKS"]
 
 _S = state.S
+_per_thread = state.per_thread
 _ndarray = numpy.ndarray
 
 
 def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=None,
-                  name=None, doc=None):
-    """Register a primitive and return its public wrapper function."""
-    prim = register(Primitive(qualname, impl, forward=forward, placement=placement,
-                              mutates=mutates))
+                  name=None, doc=None, prim=None):
+    """Register a primitive (or take the declared ``prim``) and return its public wrapper."""
+    if prim is None:
+        prim = register(Primitive(qualname, impl, forward=forward, placement=placement,
+                                  mutates=mutates))
+    else:
+        impl, forward, mutates = prim.impl, prim.forward, prim.mutates
     fwd_np = impl if forward is None else functools.partial(forward, numpy)
-    Array = L.Array
     out_pos, tail = _positional_out(impl)
 
     if mutates is None:
-        new = L.new
-
         def fn(*args, **kwargs):
             if out_pos is not None and len(args) > out_pos:    # dot(a, b, out) and co.
                 args, kwargs = _out_as_keyword(fn.__name__, args, kwargs, out_pos, tail)
@@ -44,8 +58,9 @@ def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=No
                 else:
                     r = fwd_np(*[unwrap_cpu(a) for a in args], **kwargs)
                 return new(r) if type(r) is _ndarray else wrap(r)
-            if _S.rec1 and (not kwargs or kwargs.get("out") is None):
-                return L.record_np(prim, fwd_np, args, kwargs)
+            tape = _per_thread.flags.one_tape
+            if tape is not None and (not kwargs or kwargs.get("out") is None):
+                return record_np(tape, prim, fwd_np, args, kwargs)
             return call(prim, args, kwargs)
     else:
         def fn(*args, **kwargs):
@@ -95,70 +110,61 @@ def _doc(qualname, impl):
     return head + (getattr(impl, "__doc__", None) or "")
 
 
-def _fast_unary(uf, prim):
-    new = L.new
-
+def _ufunc1(uf, prim):
     def f(x, /, out=None, **kw):
         if _S.fast and out is None and not kw:
-            r = uf(x._data if type(x) is L.Array else x)
+            r = uf(x._data if type(x) is Array else x)
             return new(r) if type(r) is _ndarray else wrap(r)
-        if _S.rec1 and out is None and not kw:
-            return L.record_np(prim, uf, (x,), None)
+        tape = _per_thread.flags.one_tape
+        if tape is not None and out is None and not kw:
+            return record_np(tape, prim, uf, (x,), None)
         if out is not None:
             kw["out"] = out
         return call(prim, (x,), kw)
     return f
 
 
-def _fast_binary(uf, prim):
-    new = L.new
-    A = L.Array
-
+def _ufunc2(uf, prim):
     def f(x1, x2, /, out=None, **kw):
         if _S.fast and out is None and not kw:
-            r = uf(x1._data if type(x1) is A else x1, x2._data if type(x2) is A else x2)
+            r = uf(x1._data if type(x1) is Array else x1, x2._data if type(x2) is Array else x2)
             return new(r) if type(r) is _ndarray else wrap(r)
-        if _S.rec1 and out is None and not kw:
-            return L.record_binary(prim, uf, x1, x2)
+        tape = _per_thread.flags.one_tape
+        if tape is not None and out is None and not kw:
+            return record_binary(tape, prim, uf, x1, x2)
         if out is not None:
             kw["out"] = out
         return call(prim, (x1, x2), kw)
     return f
 
 
-def _operator_unary(uf, prim):
-    """The Array operator (``-x``): :func:`_fast_unary` without the keyword handling.
-    (Not built on each other on purpose: one more Python call on every ufunc call
-    costs ~0.15 us, 20% of ``exp`` on a small array.)"""
-    new = L.new
-    A = L.Array
-
+def _operator1(uf, prim):
+    """The Array operator (``-x``): :func:`_ufunc1` without the keyword handling."""
     def op(x):
         if _S.fast:
-            r = uf(x._data if type(x) is A else x)
+            r = uf(x._data if type(x) is Array else x)
             return new(r) if type(r) is _ndarray else wrap(r)
-        if _S.rec1:
-            return L.record_np(prim, uf, (x,), None)
+        tape = _per_thread.flags.one_tape
+        if tape is not None:
+            return record_np(tape, prim, uf, (x,), None)
         return call(prim, (x,), {})
     return op
 
 
-def _operator_binary(uf, prim):
-    """The Array operator (``x * y``): :func:`_fast_binary` without the keyword handling."""
-    new = L.new
-    A = L.Array
-
+def _operator2(uf, prim):
+    """The Array operator (``x * y``): :func:`_ufunc2` without the keyword handling."""
     def op(x1, x2):
         if _S.fast:
-            r = uf(x1._data if type(x1) is A else x1, x2._data if type(x2) is A else x2)
+            r = uf(x1._data if type(x1) is Array else x1, x2._data if type(x2) is Array else x2)
             return new(r) if type(r) is _ndarray else wrap(r)
-        if _S.rec1:
-            return L.record_binary(prim, uf, x1, x2)
+        tape = _per_thread.flags.one_tape
+        if tape is not None:
+            return record_binary(tape, prim, uf, x1, x2)
         return call(prim, (x1, x2), {})
     return op
 
 
-def _fast_general(uf, prim):
+def _ufunc_general(uf, prim):
     nin = uf.nin
 
     def f(*args, **kw):
@@ -195,13 +201,13 @@ class ufunc:
         self._prim = prim
         self._op = None         # the Array operator, for 1-in or 2-in 1-out ufuncs
         if np_ufunc.nout == 1 and n == 1:
-            self._call = _fast_unary(np_ufunc, prim)
-            self._op = _operator_unary(np_ufunc, prim)
+            self._call = _ufunc1(np_ufunc, prim)
+            self._op = _operator1(np_ufunc, prim)
         elif np_ufunc.nout == 1 and n == 2:
-            self._call = _fast_binary(np_ufunc, prim)
-            self._op = _operator_binary(np_ufunc, prim)
+            self._call = _ufunc2(np_ufunc, prim)
+            self._op = _operator2(np_ufunc, prim)
         else:
-            self._call = _fast_general(np_ufunc, prim)
+            self._call = _ufunc_general(np_ufunc, prim)
         self._methods = {}
 
     def __call__(self, *args, **kwargs):

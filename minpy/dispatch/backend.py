@@ -3,17 +3,18 @@
 A backend exposes its array namespace ``xp`` (``numpy`` or ``cupy``) so that
 one forward body serves both, plus the few device operations dispatch needs:
 ownership test, host <-> device copies and a table of what it implements.
-The GPU backend is CuPy when it is installed and sees a device; tests install
-a stand-in with :func:`set_gpu_backend`.
+The GPU backend is CuPy when it is installed and sees a device (see
+:func:`minpy.dispatch.detect_cupy`); tests install a stand-in with
+:func:`set_gpu_backend`.
 """
 import contextlib
-import importlib.util
 
 import numpy
 
 from . import state
 
-__all__ = ["Backend", "NumpyBackend", "NUMPY", "gpu_backend", "set_gpu_backend", "backend_of"]
+__all__ = ["Backend", "NumpyBackend", "NUMPY", "gpu_backend", "set_gpu_backend", "backend_of",
+           "backend_for"]
 
 
 class Backend:
@@ -90,10 +91,7 @@ def set_gpu_backend(backend):
     Returns the previous one. Used at import for CuPy and by tests for a
     strict stand-in device.
     """
-    prev = state.S.gpu
-    state.S.gpu = backend
-    state.refresh()
-    return prev
+    return state.set_gpu(backend)
 
 
 def backend_of(data):
@@ -104,13 +102,15 @@ def backend_of(data):
     return NUMPY
 
 
-def detect_cupy():
-    """Install the CuPy backend if CuPy imports and sees a CUDA device."""
-    if importlib.util.find_spec("cupy") is None:
-        return None
-    from .cupy_backend import CupyBackend, cuda_available
-    if not cuda_available():
-        return None
-    b = CupyBackend()
-    set_gpu_backend(b)
-    return b
+def backend_for(ctx):
+    """The backend serving Context ``ctx``; a clear error when no GPU backend serves it."""
+    if ctx.device_type == "cpu":
+        return NUMPY
+    g = state.S.gpu
+    if g is None:
+        raise RuntimeError(f"{ctx} requested but no GPU is available "
+                           "(install the 'gpu' extra and a CUDA device)")
+    if ctx.device_id >= g.device_count():
+        raise RuntimeError(f"{ctx} requested but the GPU backend has "
+                           f"{g.device_count()} device(s)")
+    return g

@@ -1,6 +1,8 @@
 """Devices: ``cpu(i)``, ``gpu(i)`` and the thread's default context."""
 import threading
 
+from . import backend
+
 __all__ = ["Context", "cpu", "gpu", "current_context", "explicit_context", "num_gpus"]
 
 
@@ -40,8 +42,7 @@ class Context:
     def __enter__(self):
         if self.device_type == "gpu":
             # fail here, naming the context, rather than create arrays on the CPU silently
-            from .transfer import backend_for
-            backend_for(self)
+            backend.backend_for(self)
         _stack().append(self)
         return self
 
@@ -85,6 +86,5 @@ def explicit_context():
 
 def num_gpus():
     """Number of GPUs the installed GPU backend sees (0 without one)."""
-    from . import backend
     b = backend.gpu_backend()
     return 0 if b is None else b.device_count()

@@ -28,11 +28,7 @@ def _canonical(name):
 
 def set_policy(name):
     """Set the process-wide device policy; returns the previous one."""
-    name = _canonical(name)
-    prev = state.S.policy
-    state.S.policy = name
-    state.refresh()
-    return prev
+    return state.set_policy_name(_canonical(name))
 
 
 def get_policy():

@@ -1,34 +1,146 @@
-"""Process-wide dispatch state, read on every call.
+"""The dispatch state read on every call, and the only module that writes it.
 
-``S.fast`` is True when a call can go straight to NumPy: no GPU backend, no
-tape recording, no engine writes pending on arrays, no ``with gpu(i)`` block
-open, policy not ``only_gpu``. ``S.rec1`` is the same with exactly one tape
-recording: calls take the tape's straight-NumPy recording path.
-It is recomputed by :func:`refresh` whenever one of those changes, so the hot
-path tests a single attribute.
+Process-wide (``S``, one slotted object):
+
+- ``gpu``: the GPU Backend, or None; ``policy``: the device policy name;
+  ``async_on``: async mode; ``fallback_warn``: warn once per CPU fallback;
+  ``tapes``: recording tapes in all threads together.
+- derived: ``cpu_only`` (every call runs on NumPy: no GPU backend, policy not
+  ``only_gpu``), ``eager`` (``cpu_only`` and not async: a call runs inline on
+  NumPy unless it records), ``fast`` (``eager`` and no tape in any thread: the
+  generated wrappers' straight NumPy call).
+
+Per thread (:func:`thread_flags`): ``depth`` (this thread's recording tapes)
+and ``one_tape``: the thread's tape when it has exactly one and the process
+is ``eager``, else None — the tape's straight-NumPy recording shortcuts run
+exactly when it is set. Tapes are per thread, so a ``grad`` in one thread
+leaves another thread on NumPy (through the front door, not the wrappers'
+shortcut, while ``S.fast`` is off).
+
+Every change goes through a named transition below, which recomputes what
+depends on it; the hot path reads one attribute.
 """
+import threading
+import weakref
+
+__all__ = ["S", "per_thread", "thread_flags", "set_gpu", "set_policy_name", "set_async", "enter_tape",
+           "exit_tape", "set_fallback_warning", "disable_shortcuts", "recompute"]
 
 
-class _State:
-    __slots__ = ("fast", "rec1", "cpu_only", "gpu", "policy", "tapes", "pending", "gpu_scopes",
-                 "fallback_warn")
+class ProcessState:
+    __slots__ = ("gpu", "policy", "async_on", "fallback_warn", "tapes",
+                 "cpu_only", "eager", "fast")
 
     def __init__(self):
-        self.fast = True
-        self.rec1 = False        # exactly one tape records, NumPy only, nothing pending
-        self.cpu_only = True     # every call runs on NumPy (tapes aside)
-        self.gpu = None          # the GPU Backend, or None
+        self.gpu = None
         self.policy = "prefer_gpu"
-        self.tapes = 0           # active tapes, all threads
-        self.pending = 0         # arrays with engine writes in flight
-        self.gpu_scopes = 0      # open ``with gpu(i):`` blocks, all threads
+        self.async_on = False
         self.fallback_warn = True
+        self.tapes = 0
+        self.cpu_only = self.eager = self.fast = True
 
 
-S = _State()
+class ThreadFlags:
+    __slots__ = ("depth", "first_tape", "one_tape", "__weakref__")
+
+    def __init__(self):
+        self.depth = 0
+        self.first_tape = None      # the outermost recording tape of this thread
+        self.one_tape = None
 
 
-def refresh():
-    S.cpu_only = S.gpu is None and S.gpu_scopes == 0 and S.policy != "only_gpu"
-    S.fast = S.cpu_only and S.tapes == 0 and S.pending == 0
-    S.rec1 = S.cpu_only and S.tapes == 1 and S.pending == 0
+S = ProcessState()
+_lock = threading.Lock()
+_threads = weakref.WeakSet()     # every thread's ThreadFlags (dropped with the thread)
+
+
+class _PerThread(threading.local):
+    def __init__(self):
+        self.flags = ThreadFlags()
+        with _lock:
+            _threads.add(self.flags)
+
+
+per_thread = _PerThread()     # ``per_thread.flags``: this thread's ThreadFlags
+_local = per_thread
+
+
+def thread_flags():
+    """This thread's :class:`ThreadFlags`."""
+    return _local.flags
+
+
+def _derive_thread(f):
+    f.one_tape = f.first_tape if f.depth == 1 and S.eager else None
+
+
+def _derive():
+    # callers hold _lock
+    S.cpu_only = S.gpu is None and S.policy != "only_gpu"
+    S.eager = S.cpu_only and not S.async_on
+    S.fast = S.eager and S.tapes == 0
+    for f in list(_threads):
+        _derive_thread(f)
+
+
+def set_gpu(backend):
+    """Install GPU ``backend`` (None removes it); returns the previous one."""
+    with _lock:
+        prev, S.gpu = S.gpu, backend
+        _derive()
+    return prev
+
+
+def set_policy_name(name):
+    """Set the (already validated) policy ``name``; returns the previous one."""
+    with _lock:
+        prev, S.policy = S.policy, name
+        _derive()
+    return prev
+
+
+def set_async(enabled):
+    """Async mode on or off; returns the previous setting."""
+    with _lock:
+        prev, S.async_on = S.async_on, bool(enabled)
+        _derive()
+    return prev
+
+
+def set_fallback_warning(enabled):
+    """Turn the once-per-function warning on CPU fallback on or off."""
+    S.fallback_warn = bool(enabled)
+
+
+def enter_tape(stack):
+    """A tape started recording in this thread; ``stack``: the thread's tapes now."""
+    f = _local.flags
+    f.depth = len(stack)
+    f.first_tape = stack[0]
+    with _lock:
+        S.tapes += 1
+        S.fast = False
+    _derive_thread(f)
+
+
+def exit_tape(stack):
+    """A tape of this thread stopped recording; ``stack``: the thread's tapes now."""
+    f = _local.flags
+    f.depth = len(stack)
+    f.first_tape = stack[0] if stack else None
+    with _lock:
+        S.tapes -= 1
+        S.fast = S.eager and S.tapes == 0
+    _derive_thread(f)
+
+
+def recompute():
+    """Derive every flag again from the primary state (what each transition does)."""
+    with _lock:
+        _derive()
+
+
+def disable_shortcuts():
+    """Until this thread's next tape transition, its calls skip the one-tape recording
+    shortcuts and take the front door (for tests and debugging)."""
+    _local.flags.one_tape = None

@@ -1,15 +1,26 @@
-"""Cross-device copies of arrays, cached per device until the array is written.
+"""Cross-device copies of arrays, cached per device until the array is written,
+and the one function that moves a call's operands to its device.
 
-Works on any holder with ``_data`` (the backend array) and ``_copies`` (None
-or {Context: (data, epoch)}); :class:`minpy.Array` is one.
+Works on :class:`ArrayHolder` objects: one backend array (``_data``) and its
+cached copies (``_copies``: None or {Context: (data, epoch)}); ``minpy.Array``
+is one.
 """
+import numpy
+
 from . import state, versions
 # (``dispatch.stats`` is the report function; the counters are in its module)
 from .stats import count_copy, count_hit
-from .backend import NUMPY
+from .backend import NUMPY, backend_for
 from .context import Context, cpu
 
-__all__ = ["context_of", "backend_for", "data_on", "move_raw"]
+__all__ = ["ArrayHolder", "context_of", "backend_for", "data_on", "move_raw",
+           "move_operands", "disown"]
+
+
+class ArrayHolder:
+    """Base of ``minpy.Array``: one backend array and its copies on other devices."""
+
+    __slots__ = ("_data", "_copies")
 
 
 def context_of(data):
@@ -17,21 +28,7 @@ def context_of(data):
     g = state.S.gpu
     if g is not None and g.owns(data):
         return Context("gpu", g.device_id(data))
-    return cpu(0)
-
-
-def backend_for(ctx):
-    """The backend serving ``ctx``; a clear error when no GPU backend exists."""
-    if ctx.device_type == "cpu":
-        return NUMPY
-    g = state.S.gpu
-    if g is None:
-        raise RuntimeError(f"{ctx} requested but no GPU is available "
-                           "(install the 'gpu' extra and a CUDA device)")
-    if ctx.device_id >= g.device_count():
-        raise RuntimeError(f"{ctx} requested but the GPU backend has "
-                           f"{g.device_count()} device(s)")
-    return g
+    return _CPU0
 
 
 def _direction(src_ctx, dst_ctx):
@@ -49,7 +46,7 @@ def _copy(data, src_ctx, dst_ctx):
 
 
 def data_on(arr, ctx):
-    """The data of Array ``arr`` on ``ctx``: its own, a cached copy, or a new counted copy."""
+    """The data of holder ``arr`` on ``ctx``: its own, a cached copy, or a new counted copy."""
     d = arr._data
     src_ctx = context_of(d)
     if src_ctx == ctx or (ctx.device_type == "cpu" and src_ctx.device_type == "cpu"):
@@ -69,8 +66,87 @@ def data_on(arr, ctx):
 
 
 def move_raw(data, ctx):
-    """Copy a bare backend array (not an Array, so nothing to cache) to ``ctx``."""
+    """Copy a bare backend array (not a holder, so nothing to cache) to ``ctx``."""
     src_ctx = context_of(data)
     if src_ctx == ctx or (ctx.device_type == "cpu" and src_ctx.device_type == "cpu"):
         return data
     return _copy(data, src_ctx, ctx)
+
+
+# ------------------------------------------------------------ a call's operands
+def move_operands(args, kwargs, ctx, backend, elementwise_inputs=0):
+    """The arguments of a call with every array on ``ctx`` (``backend`` serves it).
+
+    Holders give their data there (cached copies); bare backend arrays are
+    copied; lists and tuples are walked. The first ``elementwise_inputs``
+    positional arguments are ufunc operands: on a GPU a list operand becomes
+    one device array (GPU ufuncs take no lists).
+
+    Returns ``(args, kwargs, moved)``: ``moved`` lists (holder, copy) for the
+    holders served by a cross-device copy (see :func:`disown`).
+    """
+    moved = []
+    cargs = [_to(a, ctx, backend, i < elementwise_inputs, moved) for i, a in enumerate(args)]
+    ckw = {k: _to(v, ctx, backend, False, moved) for k, v in kwargs.items()} if kwargs \
+        else kwargs
+    return cargs, ckw, moved
+
+
+def _to(obj, ctx, backend, listify, moved):
+    t = type(obj)
+    if isinstance(obj, ArrayHolder):
+        d = data_on(obj, ctx)
+        if d is not obj._data:
+            moved.append((obj, d))
+        return d
+    if t is _ndarray or (state.S.gpu is not None and state.S.gpu.owns(obj)):
+        return move_raw(obj, ctx)
+    if t is tuple or t is list:
+        if listify and backend is not NUMPY:
+            return _device_operand(obj, ctx, backend, moved)
+        return t([_to(e, ctx, backend, False, moved) for e in obj])
+    return obj
+
+
+def _device_operand(seq, ctx, backend, moved):
+    """A list/tuple ufunc operand as one array on ``ctx``."""
+    if _holds_device_data(seq):
+        return backend.asarray([_to(e, ctx, backend, False, moved) for e in seq], ctx.device_id)
+    return move_raw(_asarray(seq), ctx)       # one counted host -> device copy
+
+
+def _holds_device_data(seq):
+    g = state.S.gpu
+    for e in seq:
+        t = type(e)
+        if isinstance(e, ArrayHolder) or (g is not None and g.owns(e)):
+            return True
+        if (t is list or t is tuple) and _holds_device_data(e):
+            return True
+    return False
+
+
+def disown(res, moved, ctx):
+    """A result sharing memory with a cached cross-device copy takes that buffer over.
+
+    The copy leaves its holder's cache, so a write to the result never shows
+    through a later use of the holder on ``ctx`` (and vice versa).
+    """
+    roots = {id(versions.root(d)): arr for arr, d in moved}
+    for r in _flat(res):
+        arr = roots.get(id(versions.root(r)))
+        if arr is not None and arr._copies is not None:
+            arr._copies.pop(ctx, None)
+
+
+def _flat(res):
+    if isinstance(res, (tuple, list)):
+        for r in res:
+            yield from _flat(r)
+    elif hasattr(res, "base"):
+        yield res
+
+
+_CPU0 = cpu(0)
+_ndarray = numpy.ndarray
+_asarray = numpy.asarray

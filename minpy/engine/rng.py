@@ -5,7 +5,9 @@ concurrently race, and the numbers each gets depend on timing.  Guarding it
 with a Var that every draw *writes* makes draws run one at a time in push
 order, so the same seed gives the same numbers with any number of workers.
 """
+import numpy
 
+from .current import get_engine
 from .var import Var
 
 __all__ = ["Guarded", "guarded_rng"]
@@ -34,7 +36,6 @@ class Guarded:
         Returns:
             None.
         """
-        from . import get_engine
         eng = self.engine if self.engine is not None else get_engine()
         obj = self.obj
         writes = (writes,) if isinstance(writes, Var) else tuple(writes)
@@ -50,5 +51,4 @@ def guarded_rng(seed=None, name="rng", engine=None):
         out = [None]
         rng.push(lambda g: out.__setitem__(0, g.standard_normal(3)))
     """
-    import numpy as np
-    return Guarded(np.random.default_rng(seed), name, engine)
+    return Guarded(numpy.random.default_rng(seed), name, engine)

@@ -8,7 +8,7 @@ import sys as _sys
 
 import numpy as _np
 
-from ..core.array import Array, install_namespace as _install_namespace
+from ..core.array import Array
 from ..core.wrappers import ufunc
 from . import _namespace
 from ._namespace import IndexTrick as _IndexTrick
@@ -25,10 +25,11 @@ dtypes = _np.dtypes
 
 from . import linalg, fft, random          # noqa: E402
 from .interop import from_dlpack          # noqa: E402
+from .array_methods import install as _install_methods   # noqa: E402
 
 _mapping.update(linalg._mapping)
 _mapping.update(fft._mapping)
-_install_namespace(_sys.modules[__name__], _mapping)
+_install_methods(_sys.modules[__name__], _mapping)
 
 __all__ = [n for n in globals() if not n.startswith("_")]
 

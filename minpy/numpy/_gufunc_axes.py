@@ -4,7 +4,7 @@
 the rule is applied and its result moved back (see vjp_math.py)."""
 import numbers
 
-from ..core.functional import unbroadcast
+from ..core.ops import unbroadcast
 import minpy.numpy as mnp
 
 __all__ = ["on_core_axes"]

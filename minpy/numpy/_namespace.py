@@ -12,7 +12,7 @@ import types
 
 import numpy
 
-from ..core.functional import broadcast_host as _broadcast_to_fast
+from ..core.ops import DECLARED, broadcast_host as _broadcast_to_fast
 from ..core.primitive import COMPUTE, CREATE, SELF
 from ..core.wrappers import make_function, make_ufunc, UFUNCS
 from ..dispatch import state
@@ -147,6 +147,11 @@ def wrap_callable(prefix, name, obj):
         return make_create(qual, obj, name=name)
     if name in MUTATES_FIRST:
         return make_function(qual, obj, mutates=0, name=name)
+    if not prefix and name in DECLARED:      # declared by core, which calls it too
+        fn = make_function(qual, None, prim=DECLARED[name], name=name,
+                           doc=_namespace_doc(qual, obj))
+        fn.__wrapped_numpy__ = obj
+        return fn
     impl = obj
     if not prefix and name in FAST_IMPLS:
         impl = FAST_IMPLS[name]

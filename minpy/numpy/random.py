@@ -8,8 +8,7 @@ context. See also numpy.random.
 """
 import numpy as _np
 
-from ..core.primitive import wrap, unwrap_cpu
-from ..core.array import Array as _Array, new as _new
+from ..core.array import Array as _Array, new as _new, wrap, unwrap_cpu
 from ..dispatch import state as _state
 from ..dispatch.context import current_context as _current_context
 from ..dispatch.transfer import backend_for as _backend_for
@@ -99,8 +98,7 @@ class _HostSampler:
 
 
 def _host(a):
-    from ..core.array import Array
-    return a.asnumpy() if isinstance(a, Array) else a
+    return a.asnumpy() if isinstance(a, _Array) else a
 
 
 class Generator(_HostSampler):

@@ -22,11 +22,11 @@ import numbers
 
 import numpy
 
-from ..core.array import _NP_TO_MINPY
+from ..core.array import Array, new, unwrap_cpu, wrap
 from ..core.autograd import defvjp, stop_gradient
-from ..core.primitive import L, unwrap_cpu, wrap
 from ..dispatch import state
 import minpy.numpy as mnp
+from .array_methods import NP_TO_MINPY as _NP_TO_MINPY
 from .vjp_indexing import cast_like, gather_vjp, host, nograd
 from .vjp_math import _via
 
@@ -37,7 +37,7 @@ _ndarray = numpy.ndarray
 def _traced(x):
     """True when ``x`` (or an item of nested lists/tuples/dicts) is a traced Array."""
     t = type(x)
-    if t is L.Array:
+    if t is Array:
         return x._node is not None
     if t is list or t is tuple:
         return any(_traced(e) for e in x)
@@ -174,7 +174,7 @@ def _pad_rule(which):
     via = _via(_pad_ref, which)
 
     def maker(ans, array, pad_width, mode="constant", **kw):
-        if which != 0 or type(array) is not L.Array:      # values, or a list of items
+        if which != 0 or type(array) is not Array:      # values, or a list of items
             return via(ans, array, pad_width, mode, **kw)
         if array.dtype.kind not in "fc":
             return lambda g: None
@@ -225,12 +225,12 @@ def _concatenator_rule(name):
 
     def maker(ans, key):
         items = key if type(key) is tuple else (key,)
-        arrays = [e for e in items if type(e) is L.Array]
+        arrays = [e for e in items if type(e) is Array]
         sizes = [e.size for e in arrays]
         starts = numpy.concatenate([[1], 1 + numpy.cumsum(sizes)]).astype(numpy.int64)
         numbered, zeroed, k = [], [], 0
         for e in items:
-            if type(e) is L.Array:
+            if type(e) is Array:
                 numbered.append(numpy.arange(starts[k], starts[k + 1]).reshape(e.shape))
                 zeroed.append(numpy.zeros(e.shape, numpy.int64))
                 k += 1
@@ -250,7 +250,7 @@ def _concatenator_rule(name):
             parts = mnp.split(flat, list(numpy.cumsum(sizes)[:-1])) if len(sizes) > 1 \
                 else [flat]
             grads = iter(cast_like(mnp.reshape(p, e.shape), e) for p, e in zip(parts, arrays))
-            out = [next(grads) if type(e) is L.Array else None for e in items]
+            out = [next(grads) if type(e) is Array else None for e in items]
             return out if type(key) is tuple else out[0]
         return vjp
     return maker
@@ -322,7 +322,7 @@ def _leaf_dtypes(obj, out):
 def _stacked(obj, dtype):
     if type(obj) is list or type(obj) is tuple:
         return mnp.stack([_stacked(e, dtype) for e in obj])
-    if type(obj) is L.Array:
+    if type(obj) is Array:
         return obj if obj.dtype == dtype else obj.astype(dtype)
     return mnp.asarray(obj, dtype=dtype)
 
@@ -366,7 +366,7 @@ for _name in ("array", "asarray", "asanyarray"):
 # ---------------------------------------------------------------- where(cond)
 _where_prim = mnp.where
 _np_where = numpy.where
-_new = L.new
+_new = new
 
 
 def where(*args, **kwargs):

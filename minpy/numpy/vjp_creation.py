@@ -28,16 +28,16 @@ in-place writing routines.
 - ``put``, ``place``, ``putmask``, ``put_along_axis``, ``fill_diagonal`` on or
   with traced arrays are replayed out of place (``index_update`` at the
   positions NumPy writes, found by running NumPy's own function on element
-  numbers) and the target is rebound, as ``core.functional`` does for
+  numbers) and the target is rebound, as ``core.inplace`` does for
   ``copyto``. Views of the target do not see such a write.
 """
 import numpy
 from numpy.lib.array_utils import normalize_axis_index
 
-from ..core import functional as _functional
+from ..core.inplace import def_inplace_replay
 from ..core.autograd import defvjp, def_nondiff
-from ..core.functional import unbroadcast
-from ..core.primitive import L
+from ..core.ops import unbroadcast
+from ..core.array import Array
 from ..dispatch import state
 import minpy.numpy as mnp
 from .vjp_composite import _install
@@ -367,10 +367,10 @@ def _replay(name, target, value, call):
     per position, which value element NumPy wrote there (repeats, modes,
     broadcasting and last-write-wins are NumPy's own).
     """
-    if type(target) is not L.Array:
+    if type(target) is not Array:
         raise TypeError(f"minpy.grad: in-place {name} into a {type(target).__name__} (not a "
                         "minpy array) with traced values cannot be differentiated")
-    vals = value if type(value) is L.Array else mnp.asarray(value)
+    vals = value if type(value) is Array else mnp.asarray(value)
     shape = target.shape
     imap = numpy.full(shape, -1, dtype=numpy.int64)
     call(imap, numpy.arange(vals.size, dtype=numpy.int64).reshape(vals.shape))
@@ -410,4 +410,5 @@ def _fill_diagonal(a, val, wrap=False):
 
 INPLACE = {"put": _put, "place": _place, "putmask": _putmask,
            "put_along_axis": _put_along_axis, "fill_diagonal": _fill_diagonal}
-_functional.INPLACE_REPLAYS.update(INPLACE)
+for _name, _replay_fn in INPLACE.items():
+    def_inplace_replay(getattr(mnp, _name), _replay_fn)

@@ -16,7 +16,7 @@ The rules call minpy's own transforms, so they differentiate again.
 import numpy
 
 from ..core.autograd import def_nondiff
-from ..core.functional import unbroadcast
+from ..core.ops import unbroadcast
 import minpy.numpy as mnp
 from .vjp_products import _defvjp
 

@@ -11,10 +11,11 @@ flow through indexing. Repeated integer indices accumulate (``add.at``).
 """
 import numpy
 
-from ..core.array import _GETITEM
+from ..core.array import Array
+from ..core.ops import GETITEM as _GETITEM
 from ..core.autograd import defvjp, def_nondiff
-from ..core.functional import INDEX_UPDATE, unbroadcast
-from ..core.primitive import L, call
+from ..core.ops import INDEX_UPDATE, unbroadcast
+from ..core.call import call
 from ..core.wrappers import make_function
 import minpy.numpy as mnp
 
@@ -25,16 +26,16 @@ __all__ = ["scatter_add", "gather_vjp", "index_update", "nograd", "host", "shape
 # ---------------------------------------------------------------- helpers
 def host(x):
     """Host NumPy value of an index-like argument (Arrays copied to the host)."""
-    if type(x) is L.Array:
+    if type(x) is Array:
         return x.asnumpy()
-    if isinstance(x, (list, tuple)) and any(type(e) is L.Array for e in x):
+    if isinstance(x, (list, tuple)) and any(type(e) is Array for e in x):
         return type(x)(host(e) for e in x)
     return x
 
 
 def shape_of(x):
     """Shape of an argument: Array, array-like, or a sequence of equal-shaped items."""
-    if type(x) is L.Array:
+    if type(x) is Array:
         return x._data.shape
     if isinstance(x, (list, tuple)):       # a sequence of equal-shaped items
         return (len(x),) + (shape_of(x[0]) if x else ())
@@ -42,7 +43,7 @@ def shape_of(x):
 
 
 def _is_array(x):
-    return type(x) is L.Array
+    return type(x) is Array
 
 
 def cast_like(g, x):
@@ -193,7 +194,7 @@ def _update_x_vjp(ans, x, key, value):
 
 
 def _update_value_vjp(ans, x, key, value):
-    if type(value) is not L.Array:
+    if type(value) is not Array:
         return _none
     if _basic_key(tuple(host(k) for k in _as_tuple(key))):
         return lambda g: unbroadcast(g[key], value)
@@ -252,7 +253,7 @@ def _along_axis_key(shape, indices, axis):
 
 def _take_along_axis_vjp(ans, arr, indices, axis=-1):
     shape = arr.shape
-    idx = indices if type(indices) is L.Array else numpy.asarray(indices)
+    idx = indices if type(indices) is Array else numpy.asarray(indices)
 
     def vjp(g):
         if axis is None:
@@ -299,9 +300,9 @@ def _choose_vjp(ans, a, choices, out=None, mode="raise"):
 
     def vjp(g):
         parts = [mnp.where(sel == i, g, 0) for i in range(n)]
-        if type(choices) is L.Array:
+        if type(choices) is Array:
             return unbroadcast(mnp.stack(parts), choices)
-        return [unbroadcast(p, c) if type(c) is L.Array else None
+        return [unbroadcast(p, c) if type(c) is Array else None
                 for p, c in zip(parts, choices)]
     return vjp
 
@@ -324,7 +325,7 @@ def _select_choices_vjp(ans, condlist, choicelist, default=0):
     masks, _ = _select_masks(condlist, ans.shape)
 
     def vjp(g):
-        return [unbroadcast(mnp.where(m, g, 0), c) if type(c) is L.Array else None
+        return [unbroadcast(mnp.where(m, g, 0), c) if type(c) is Array else None
                 for m, c in zip(masks, choicelist)]
     return vjp
 

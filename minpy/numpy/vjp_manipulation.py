@@ -11,10 +11,11 @@ array of element numbers, whose adjoint is a scatter-add
 """
 import numpy
 
-from ..core.array import _ASTYPE, _COPY, _NP_TO_MINPY, _VIEW
+from ..core.array import Array
+from ..core.ops import ASTYPE as _ASTYPE, COPY as _COPY, VIEW as _VIEW
+from .array_methods import NP_TO_MINPY as _NP_TO_MINPY
 from ..core.autograd import defvjp
-from ..core.functional import unbroadcast
-from ..core.primitive import L
+from ..core.ops import unbroadcast
 from ..core.wrappers import make_function
 from ..dispatch import state
 import minpy.numpy as mnp
@@ -27,7 +28,7 @@ _MAX_VARARGS = 32       # positional rules registered for ``*arys`` functions
 
 # ---------------------------------------------------------------- helpers
 def _is_array(x):
-    return type(x) is L.Array
+    return type(x) is Array
 
 
 def _item_shapes(seq):

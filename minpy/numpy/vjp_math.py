@@ -33,7 +33,7 @@ import numpy
 
 from ..core import autograd
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
-from ..core.functional import unbroadcast as _ub
+from ..core.ops import unbroadcast as _ub
 from ..core.wrappers import ufunc as _ufunc_type
 from ..core.array import Array
 import minpy.numpy as mnp

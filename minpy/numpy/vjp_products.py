@@ -15,7 +15,7 @@ import string
 import numpy
 
 from ..core.autograd import defvjp, def_nondiff
-from ..core.functional import unbroadcast
+from ..core.ops import unbroadcast
 from ..core.array import Array
 import minpy.numpy as mnp
 

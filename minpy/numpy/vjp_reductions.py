@@ -28,7 +28,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 import minpy.numpy as mnp
 from ..core.array import Array
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
-from ..core.functional import unbroadcast, broadcast_grad
+from ..core.ops import unbroadcast, broadcast_grad
 
 _NO = numpy._NoValue
 

@@ -24,7 +24,7 @@ installed at import).
     gather/scatter-add; the others through a fold vectorized over the segments.
   * ``outer``: the elementwise rule on ``a`` reshaped to ``a.shape + (1,) * b.ndim``.
   * ``at`` on or with traced arrays: replayed out of place, the target rebound
-    (``core.functional.INPLACE_REPLAYS``); positions by NumPy's own indexing of an
+    (the primitive's ``inplace_replay``); positions by NumPy's own indexing of an
     element-number map. add/subtract: one scatter-add; the others apply the ufunc in
     rounds (round k: the k-th occurrence of each position), so repeated indices are
     updated in order, as NumPy does. Views of the target do not see the write.
@@ -38,7 +38,7 @@ import numpy
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 import minpy.numpy as mnp
-from ..core import functional as _functional
+from ..core.inplace import def_inplace_replay
 from ..core.array import Array
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
 from ..core.wrappers import METHOD_HOOKS, UFUNCS
@@ -369,7 +369,7 @@ def _occurrences(pos):
 
 
 def at_replay(uf):
-    """The INPLACE_REPLAYS entry of ``uf.at``: (target, its new value), differentiable."""
+    """The in-place replay of ``uf.at``: (target, its new value), differentiable."""
     name = f"{uf.__name__}.at"
 
     def replay(a, indices, b=None):
@@ -442,6 +442,9 @@ def install_method(uf, method, fn):
     gets it). ``at`` gets none: it is replayed.
     """
     p, up = fn._prim, uf._prim
+    if method == "at":
+        def_inplace_replay(fn, at_replay(uf) if "at" in supported_methods(uf)
+                           else _rejected_at(uf))
     if p.vjp and method == "reduce" and up.vjp and "initial" not in p.vjp \
             and method in supported_methods(uf):
         defvjp(fn, initial=_via(fold_reduce(uf), "initial"))
@@ -466,11 +469,11 @@ def install_method(uf, method, fn):
 
 def _install():
     for uf in list(UFUNCS.values()):
-        _functional.INPLACE_REPLAYS[f"{uf.__name__}.at"] = \
-            at_replay(uf) if "at" in supported_methods(uf) else _rejected_at(uf)
         for method, fn in list(uf._methods.items()):
             install_method(uf, method, fn)
     METHOD_HOOKS.append(install_method)
+    for uf in list(UFUNCS.values()):
+        uf._method("at")       # every ufunc's ``at`` has its in-place replay from the start
 
 
 _install()

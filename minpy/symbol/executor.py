@@ -22,7 +22,7 @@ import numpy
 
 from .. import engine
 from ..core.array import Array, new
-from ..core.engine_bridge import var_of
+from ..core.async_work import var_of
 from ..dispatch.context import current_context
 from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
 from .bound import GraphPlan

@@ -6,7 +6,7 @@ glue, anything -- stays plain NumPy code.  Both mix in one differentiated
 function::
 
     import minpy as np, minpy.symbol as sym
-    from minpy.core import function
+    from minpy.symbol import function
     net = sym.FullyConnected(sym.Variable('data'), num_hidden=10, name='fc')
     f = function(net, {'data': (32, 64)})
     params = f.get_params(seed=0)            # {'fc_weight': ..., 'fc_bias': ...}
@@ -53,11 +53,15 @@ import threading
 
 import numpy
 
-from .array import Array, new
-from .primitive import Primitive
-from . import tape as _tape
+from .. import numpy as mnp
+from ..core.array import Array, new
+from ..core.primitive import Primitive
+from ..core import tape as _tape
 from ..dispatch.context import current_context
 from ..dispatch.transfer import backend_for, context_of
+from .bound import GraphPlan
+from .executor import Executor
+from .registry import ShapeError
 
 __all__ = ["function", "Function"]
 
@@ -103,7 +107,6 @@ class Function:
 
     def __init__(self, symbol, input_shapes, name=None, grad_req=None, dtype=numpy.float32,
                  ctx=None):
-        from ..symbol import ShapeError
         self.symbol = symbol
         self.name = name or symbol.name or "function"
         self.arg_names = list(symbol.list_arguments())
@@ -141,7 +144,7 @@ class Function:
         self._stochastic = None
         prim = Primitive(f"function.{self.name}", self._forward)
         prim.custom = self._forward
-        prim.np_fn = None
+        prim.host_fn = None
         prim.vjp = {n: functools.partial(_vjp_maker, n) for n in self.arg_names}
         self._prim = prim
 
@@ -297,7 +300,6 @@ class Function:
 
 
 def _to_array(v):
-    from .. import numpy as mnp
     return mnp.asarray(v)
 
 
@@ -313,7 +315,6 @@ class _Bound:
     """One graph plan of a Function and its pool of free executors."""
 
     def __init__(self, fn, ctx, shapes, dtypes, requested):
-        from ..symbol import GraphPlan
         self.fn, self.ctx = fn, ctx
         self.requested = frozenset(requested)
         req = {n: "write" if n in requested else "null" for n in fn.arg_names}
@@ -326,7 +327,6 @@ class _Bound:
         with self.lock:
             if self.free:
                 return self.free.pop()
-        from ..symbol import Executor
         p, fn = self.plan, self.fn
         args = {n: _alloc(self.ctx, p.shapes[e], p.dtypes[e]) for n, e in p.arg_entry.items()}
         grads = {n: _alloc(self.ctx, p.shapes[p.arg_entry[n]], p.dtypes[p.arg_entry[n]])
@@ -377,7 +377,6 @@ class _Call:
         out_grads = []
         for o, h in zip(outs, exe.outputs):
             if tuple(o.shape) != tuple(h.shape):
-                from .. import numpy as mnp
                 o = mnp.broadcast_to(o, h.shape)
             out_grads.append(o)
         try:

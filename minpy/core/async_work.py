@@ -1,4 +1,4 @@
-"""Arrays on the dependency engine: waits on pending writes, and async mode.
+"""Arrays on the dependency engine: async mode, pushed calls, waits on inputs.
 
 An Array gets an engine Var (``_var``) the first time asynchronous work
 touches it. Eager code never reads an array under a pending write: the
@@ -18,10 +18,10 @@ import numpy
 
 from .. import engine
 from ..dispatch import state
-from .primitive import L
+from .array import Array, new, wait
 
 __all__ = ["set_async", "async_mode", "is_async", "waitall", "wait_array", "wait_inputs",
-           "ASYNC_MIN_SIZE"]
+           "try_push", "push", "var_of", "ASYNC_MIN_SIZE"]
 
 ASYNC_MIN_SIZE = 1 << 16        # elements; smaller calls are not worth a thread hop
 _lock = threading.Lock()
@@ -36,17 +36,12 @@ def var_of(arr):
     return v
 
 
-def wait_array(arr):
-    """Block until pending writes to ``arr`` finish; re-raise their error."""
-    v = arr._var
-    if v is not None:
-        engine.wait_for(v)
+wait_array = wait
 
 
 def _each_array(obj, out):
-    A = L.Array
     t = type(obj)
-    if t is A:
+    if t is Array:
         out.append(obj)
     elif t is list or t is tuple:
         for e in obj:
@@ -69,24 +64,21 @@ def set_async(enabled):
 
     Returns the previous setting.
     """
-    S = state.S
     with _lock:
-        prev = S.pending > 0
+        prev = state.S.async_on
         if enabled and not prev:
-            S.pending = 1
-            state.refresh()
+            state.set_async(True)
         elif not enabled and prev:
             try:
                 engine.waitall()        # nothing may stay pending once the fast path is back
             finally:
-                S.pending = 0
-                state.refresh()
+                state.set_async(False)
     return prev
 
 
 def is_async():
     """True while async mode is on."""
-    return state.S.pending > 0
+    return state.S.async_on
 
 
 @contextlib.contextmanager
@@ -119,16 +111,15 @@ def try_push(prim, args, kwargs):
 
     Returns the (pending) result Array, or None when the call should run eagerly.
     """
-    if kwargs or state.S.tapes or not state.S.cpu_only:
+    if kwargs or state.thread_flags().depth or not state.S.cpu_only:
         return None
     impl = prim.impl
     if not isinstance(impl, numpy.ufunc) or impl.nout != 1 or len(args) != impl.nin:
         return None
-    A = L.Array
     datas, big = [], False
     for a in args:
         t = type(a)
-        if t is A:
+        if t is Array:
             d = a._data
             big = big or d.size >= ASYNC_MIN_SIZE
         elif t is _ndarray or isinstance(a, (int, float, complex, bool)):
@@ -143,8 +134,8 @@ def try_push(prim, args, kwargs):
     except (ValueError, TypeError):
         return None          # let the eager call raise NumPy's own error
     out = numpy.empty(shape, dtype)
-    result = L.new(out)
-    reads = [var_of(a) for a in args if type(a) is A]
+    result = new(out)
+    reads = [var_of(a) for a in args if type(a) is Array]
     writes = [var_of(result)]
 
     def op():

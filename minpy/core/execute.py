@@ -1,0 +1,264 @@
+"""Running one primitive call on a device: choose the device, move the
+operands there, call the backend, wrap the result.
+
+:func:`run` is the bottom of every call that is not the wrappers' straight
+NumPy path: the front door (:mod:`minpy.core.call`) and the tape (one level
+down) come here.
+"""
+import os
+import sys
+import warnings
+
+import numpy
+
+from ..dispatch import state, versions
+# (``minpy.dispatch.stats`` is the report function; the counters are in its module)
+from ..dispatch.stats import count_call, count_fallback
+from ..dispatch.backend import NUMPY, backend_for
+from ..dispatch.context import Context, current_context, cpu, explicit_context
+from ..dispatch.transfer import context_of, disown, move_operands, move_raw
+from .array import Array, new, unwrap_cpu, wrap
+from .primitive import CREATE, SELF
+
+__all__ = ["run", "choose_context", "mutated"]
+
+_S = state.S
+_CPU0 = cpu(0)
+_ndarray = numpy.ndarray
+
+# keyword names of the written argument of the ``mutates`` functions
+_TARGET_KWARGS = ("dst", "a", "arr", "x")
+
+
+def run(prim, args, kwargs):
+    """Run ``prim`` on the device chosen by placement and policy, moving inputs there."""
+    fn = prim.host_fn
+    if _S.cpu_only and fn is not None:
+        # no GPU: a straight NumPy call (reached under a tape or another thread's tape)
+        if kwargs:
+            if kwargs.get("out") is not None:
+                return _run_on_device(prim, args, kwargs)
+            kwargs = {k: unwrap_cpu(v) for k, v in kwargs.items()}
+            return wrap(fn(*[unwrap_cpu(a) for a in args], **kwargs))
+        return wrap(fn(*[unwrap_cpu(a) for a in args]))
+    if prim.custom is not None:
+        return prim.custom(*args, **kwargs)
+    return _run_on_device(prim, args, kwargs)
+
+
+def _run_on_device(prim, args, kwargs):
+    ctx = choose_context(prim, args, kwargs)
+    backend = backend_for(ctx)
+    fn = prim.backend_impl(backend)
+    if fn is None:
+        return _run_on_host(prim, args, kwargs, ctx, backend)
+    cargs, ckw, moved = move_operands(args, kwargs, ctx, backend, prim.elementwise_inputs)
+    with backend.device(ctx.device_id):
+        res = fn(*cargs, **ckw)
+    count_call(prim.qualname, backend.name)
+    if moved:
+        disown(res, moved, ctx)
+    out = kwargs.get("out") if kwargs else None
+    if out is not None:
+        return _finish_out(out, res)
+    if prim.mutates is not None:
+        target = _written(prim, args, kwargs)
+        if type(target) is Array:
+            mutated(target)
+    return wrap(res)
+
+
+def _run_on_host(prim, args, kwargs, ctx, backend):
+    """``ctx``'s backend lacks ``prim``: run NumPy on host copies, copy what it writes
+    back to its device, and place the results on ``ctx`` (a counted fallback)."""
+    if ctx.device_type == "cpu" or _S.policy == "only_gpu":
+        raise RuntimeError(f"{prim.qualname}: not available on {backend.name}"
+                           + (" (policy 'only_gpu')" if ctx.device_type == "gpu" else ""))
+    _note_fallback(prim)
+    back = {}            # id(Array) -> (Array, host scratch buffer) for written Arrays
+
+    def scratch(a):
+        if type(a) is Array and context_of(a._data) != _CPU0:
+            back[id(a)] = (a, move_raw(a._data, _CPU0))
+            return back[id(a)][1]
+        return a
+    args0, kwargs0 = args, kwargs
+    args, kwargs = list(args), dict(kwargs) if kwargs else {}
+    if prim.mutates is not None:
+        if len(args) > prim.mutates:
+            args[prim.mutates] = scratch(args[prim.mutates])
+        else:
+            k = next((k for k in _TARGET_KWARGS if k in kwargs), None)
+            if k is not None:
+                kwargs[k] = scratch(kwargs[k])
+    out = kwargs.get("out")
+    if out is not None:
+        kwargs["out"] = tuple(map(scratch, out)) if isinstance(out, tuple) else scratch(out)
+    cargs, ckw, moved = move_operands(args, kwargs, _CPU0, NUMPY)
+    res = prim.backend_impl(NUMPY)(*cargs, **ckw)
+    count_call(prim.qualname, NUMPY.name)
+    if moved:
+        disown(res, moved, _CPU0)
+    for arr, host in back.values():
+        dctx = context_of(arr._data)
+        data = move_raw(host, dctx)
+        with backend_for(dctx).device(dctx.device_id):
+            arr._data[...] = data
+        mutated(arr)
+    if out is not None:
+        return _finish_out(out, res)
+    if prim.mutates is not None:
+        target = _written(prim, args0, kwargs0)
+        if type(target) is Array:
+            mutated(target)
+    return _placed(wrap(res), ctx)
+
+
+# ------------------------------------------------------------ where a call runs
+def _collect(seq, ctxs):
+    for e in seq:
+        te = type(e)
+        if te is Array:
+            ctxs.append(context_of(e._data))
+        elif te is list or te is tuple:
+            _collect(e, ctxs)
+
+
+def _array_contexts(args, kwargs):
+    """Contexts of the Array arguments, nested in lists/tuples and keywords (not ``out``)."""
+    ctxs = []
+    _collect(args, ctxs)
+    if kwargs:
+        for k, v in kwargs.items():
+            if k != "out":
+                _collect((v,), ctxs)
+    return ctxs
+
+
+def _written(prim, args, kwargs):
+    """The argument ``prim`` writes in place (its ``mutates`` one), or None."""
+    m = prim.mutates
+    if len(args) > m:
+        return args[m]
+    for k in _TARGET_KWARGS:
+        if kwargs and k in kwargs:
+            return kwargs[k]
+    return None
+
+
+def _data_context(obj):
+    """Context of an Array or raw ndarray argument; None for anything else."""
+    t = type(obj)
+    if t is Array:
+        return context_of(obj._data)
+    if t is _ndarray:
+        return _CPU0
+    return None
+
+
+def _write_context(prim, args, kwargs):
+    """Where a call writing in place must run: where the written array lives (or None)."""
+    if prim.mutates is not None:
+        ctx = _data_context(_written(prim, args, kwargs))
+        if ctx is not None:
+            return ctx
+    out = kwargs.get("out") if kwargs else None
+    if out is None:
+        return None
+    ctxs = {c for c in map(_data_context, out if isinstance(out, tuple) else (out,))
+            if c is not None}
+    if len(ctxs) > 1:
+        raise ValueError(f"{prim.qualname}: out= arrays live on different devices "
+                         f"({', '.join(sorted(map(str, ctxs)))})")
+    return ctxs.pop() if ctxs else None
+
+
+def choose_context(prim, args, kwargs):
+    """The device a call runs on, by placement and policy.
+
+    A call writing in place (``out=``, ``mutates``) runs where the written
+    array lives. SELF runs where its first array argument lives; CREATE on
+    the current context (inside ``with ctx:``), else where its first array
+    argument lives; COMPUTE by the policy, on the GPU of its first GPU input
+    (a call with no minpy array inputs runs on the current context).
+    """
+    policy = _S.policy
+    ctx = _write_context(prim, args, kwargs)
+    if ctx is not None:
+        return ctx
+    ctxs = _array_contexts(args, kwargs)
+    if prim.placement == SELF or prim.mutates is not None:
+        return ctxs[0] if ctxs else current_context()
+    gpu = _S.gpu
+    if gpu is None:
+        if prim.placement == CREATE and current_context().device_type == "gpu":
+            backend_for(current_context())      # raises: no GPU
+        if policy == "only_gpu":
+            raise RuntimeError(f"{prim.qualname}: policy 'only_gpu' but no GPU is available")
+        return _CPU0
+    if policy == "only_cpu":
+        return _CPU0
+    if prim.placement == CREATE:
+        if ctxs and explicit_context() is None:
+            return ctxs[0]
+        return current_context()
+    cur = current_context()
+    gpu_ctx = next((c for c in ctxs if c.device_type == "gpu"), None)
+    if gpu_ctx is None:
+        if not ctxs and cur.device_type == "cpu" and policy != "only_gpu":
+            return _CPU0                  # host data only: stays on the host
+        gpu_ctx = cur if cur.device_type == "gpu" else Context("gpu", 0)
+    if prim.backend_impl(gpu) is not None:
+        return gpu_ctx
+    if policy == "only_gpu":
+        raise RuntimeError(f"{prim.qualname}: policy 'only_gpu' but the GPU backend "
+                           f"({gpu.name}) has no implementation")
+    _note_fallback(prim)
+    return _CPU0
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_warned = set()
+
+
+def _note_fallback(prim):
+    """Count a CPU fallback of ``prim``; warn once per function, at the user's line."""
+    count_fallback(prim.qualname)
+    if _S.fallback_warn and prim.qualname not in _warned:
+        _warned.add(prim.qualname)
+        level, f = 2, sys._getframe(1)
+        while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+            f, level = f.f_back, level + 1
+        warnings.warn(f"minpy: {prim.qualname} is not available on {_S.gpu.name}; running on "
+                      "the CPU (inputs are copied)", RuntimeWarning, stacklevel=level)
+
+
+# ------------------------------------------------------------ results
+def _placed(res, ctx):
+    """``res`` with its Arrays moved to ``ctx``."""
+    t = type(res)
+    if t is Array:
+        return res if context_of(res._data) == ctx else new(move_raw(res._data, ctx))
+    if t is tuple or t is list:
+        return t(_placed(r, ctx) for r in res)
+    if isinstance(res, tuple):
+        return t._make(_placed(r, ctx) for r in res)
+    return res
+
+
+def _finish_out(out, res):
+    # as NumPy: the out argument itself (``out=(o,)`` gives ``o``); several
+    # outputs give a tuple, with new Arrays where ``out`` held None
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        if type(o) is Array:
+            mutated(o)
+    if type(res) is tuple:
+        return tuple(wrap(r) if o is None else o for o, r in zip(outs, res))
+    return wrap(res) if outs[0] is None else outs[0]
+
+
+def mutated(arr):
+    """Record an in-place write to Array ``arr`` (invalidates copies, bumps its epoch)."""
+    arr._copies = None
+    versions.bump(arr._data)

@@ -1,0 +1,130 @@
+"""In-place writes under a tape, recorded functionally.
+
+When the target or the written value is traced, the write is replayed as an
+out-of-place primitive (``index_update`` for ``x[key] = v``, the plain call
+for ``out=``, a primitive's ``inplace_replay`` for ``put``, ``ufunc.at``
+...) and the target Array is rebound to the result. Nodes that had saved the
+target keep its old buffer (they are re-pointed to a clone), so their
+gradients stay right. Views of the target do not see the write: inside a
+gradient, treat arrays as values. A write with nothing traced runs as is,
+after a check that no tape saved the buffer it writes.
+"""
+from . import tape as _tape
+from .array import new
+from .execute import run
+from .primitive import PRIMITIVES
+from .ops import ASTYPE, BROADCAST_TO, INDEX_UPDATE, WHERE, apply
+
+__all__ = ["record_write", "def_inplace_replay", "replays"]
+
+
+def def_inplace_replay(fn, replay):
+    """Give the in-place primitive ``fn`` (a wrapper or Primitive) its functional replay
+    ``replay(*args, **kwargs) -> (target Array, its new value)``, used under a tape."""
+    prim = getattr(fn, "_prim", fn)
+    prim.inplace_replay = replay
+
+
+def replays():
+    """{qualname: replay} of the primitives that have an in-place replay."""
+    return {q: p.inplace_replay for q, p in PRIMITIVES.items() if p.inplace_replay is not None}
+
+
+def record_write(prim, args, kwargs):
+    """A call writing in place (``mutates`` or ``out=``) while this thread records."""
+    tape = _tape.top_tape(args, kwargs)
+    if tape is None:
+        _tape.check_write(prim, args, kwargs)
+        return run(prim, args, kwargs)
+    return _replay(prim, args, kwargs)
+
+
+def _clone(a):
+    c = new(a._data)
+    c._node = a._node
+    c._var = a._var
+    return c
+
+
+def _repoint(obj, target, clone):
+    t = type(obj)
+    if obj is target:
+        return clone, True
+    if t is tuple or t is list:
+        changed = False
+        items = []
+        for e in obj:
+            e2, c = _repoint(e, target, clone)
+            changed |= c
+            items.append(e2)
+        return (t(items) if changed else obj), changed
+    if t is dict:
+        changed = False
+        d = {}
+        for k, v in obj.items():
+            d[k], c = _repoint(v, target, clone)
+            changed |= c
+        return (d if changed else obj), changed
+    return obj, False
+
+
+def _detach_saved(target):
+    """Re-point every saved reference to ``target`` at a clone holding its old buffer."""
+    clone = _clone(target)
+    for tp in _tape.active_tapes():
+        for node in tp.nodes:
+            node.args, _ = _repoint(node.args, target, clone)
+            if node.kwargs:
+                node.kwargs, _ = _repoint(node.kwargs, target, clone)
+            node.value, _ = _repoint(node.value, target, clone)
+
+
+def _rebind(target, result):
+    _detach_saved(target)
+    target._data = result._data
+    target._node = result._node
+    target._copies = None
+    target._var = result._var
+    return target
+
+
+def _replay(prim, args, kwargs):
+    """Functional replay of an in-place primitive whose operands are traced."""
+    if kwargs and kwargs.get("out") is not None:
+        out = kwargs["out"]
+        if isinstance(out, tuple):
+            if len(out) != 1:
+                raise TypeError(f"minpy.grad: {prim.qualname} with several out= arrays cannot be "
+                                "differentiated; drop out=")
+            out = out[0]
+        kw = {k: v for k, v in kwargs.items() if k != "out"}
+        if kw.get("where") is not None and kw.get("where") is not True:
+            raise TypeError(f"minpy.grad: {prim.qualname} with out= and where= cannot be "
+                            "differentiated; use minpy.where")
+        res = _tape.record(prim, args, kw)
+        if res.dtype != out.dtype:
+            res = apply(ASTYPE, res, out.dtype)
+        if res.shape != out.shape:
+            res = apply(BROADCAST_TO, res, out.shape)
+        return _rebind(out, res)
+    name = prim.qualname
+    if name == "ndarray.__setitem__":
+        target, key, value = args
+        _rebind(target, apply(INDEX_UPDATE, target, key, value))
+        return None
+    if name == "copyto":
+        dst, src = args[0], args[1]
+        if kwargs and (kwargs.get("where") is not None and kwargs.get("where") is not True):
+            res = apply(WHERE, kwargs["where"], src, dst)
+        else:
+            res = apply(BROADCAST_TO, src, dst.shape)
+        if res.dtype != dst.dtype:
+            res = apply(ASTYPE, res, dst.dtype)
+        _rebind(dst, res)
+        return None
+    replay = prim.inplace_replay
+    if replay is not None:
+        _rebind(*replay(*args, **(kwargs or {})))
+        return None
+    raise TypeError(f"minpy.grad: in-place {name} on a traced array cannot be differentiated; "
+                    "use an out-of-place form (e.g. x[idx] = v or minpy.where)")

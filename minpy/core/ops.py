@@ -1,0 +1,192 @@
+"""The NumPy functions that core itself calls, declared once here.
+
+Gradient seeds, the shaping of gradients (``unbroadcast``), the functional
+replay of in-place writes and the autograd API need a few NumPy functions
+that record on the tape like any other (so that grad of grad is right).
+Their primitives are declared here, below the front door; the namespace
+layer builds its public ``minpy.sum``, ``minpy.reshape`` ... from these same
+records (``DECLARED``), so the gradient rules defined there apply to core's
+calls too. Core calls them through :func:`apply` (= record on the tape when
+an argument is traced, else run).
+"""
+import operator
+
+import numpy
+
+from . import tape
+from .array import Array, new
+from .primitive import COMPUTE, SELF, Primitive, register
+from ..dispatch import state
+
+__all__ = ["DECLARED", "apply", "unbroadcast", "broadcast_grad", "broadcast_host",
+           "GETITEM", "SETITEM", "ASTYPE", "COPY", "VIEW", "INDEX_UPDATE"]
+
+_S = state.S
+_ndarray = numpy.ndarray
+apply_record = tape.record
+
+
+def apply(prim, *args, **kwargs):
+    """Call ``prim`` from core code: recorded when an argument is traced, else run."""
+    return apply_record(prim, args, kwargs)
+
+
+# ------------------------------------------------------------ host implementations
+def broadcast_host(array, shape, subok=False):
+    """numpy.broadcast_to for a C-contiguous ndarray, without NumPy's Python-level
+    nditer set-up (about 1.7 us per call); anything else goes to NumPy."""
+    nd = _ndarray
+    if type(array) is not nd or subok:
+        return numpy.broadcast_to(array, shape, subok=subok)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if array.ndim == 0:
+        if shape and min(shape) < 0:
+            return numpy.broadcast_to(array, shape)      # NumPy's error
+        strides = (0,) * len(shape)
+    else:
+        if not array.flags.c_contiguous:
+            return numpy.broadcast_to(array, shape)
+        lead = len(shape) - array.ndim
+        if lead < 0:
+            return numpy.broadcast_to(array, shape)     # NumPy's error
+        strides = [0] * lead
+        for s, t, st in zip(array.shape, shape[lead:], array.strides):
+            if s == t:
+                strides.append(st)
+            elif s == 1 and t >= 0:
+                strides.append(0)
+            else:
+                return numpy.broadcast_to(array, shape)  # NumPy's error
+        strides = tuple(strides)
+    out = nd(shape, array.dtype, array, 0, strides)
+    out.flags.writeable = False
+    return out
+
+
+def method_first(name, np_func):
+    """``np_func`` that calls the ndarray method of the same positional signature for an
+    ndarray first argument (skipping NumPy's Python-level dispatch, ~1 us a call)."""
+    meth = getattr(numpy.ndarray, {"amax": "max", "amin": "min"}.get(name, name))
+    nd = numpy.ndarray
+
+    def impl(a, *args, **kwargs):
+        if type(a) is nd:
+            return meth(a, *args, **kwargs)
+        return np_func(a, *args, **kwargs)
+    impl.__name__ = name
+    impl.__doc__ = np_func.__doc__
+    impl.__wrapped__ = np_func          # its signature (positional out= ...) is NumPy's
+    return impl
+
+
+def reshape_host(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    """numpy.reshape through the ndarray method when that is the same call."""
+    if type(a) is numpy.ndarray and newshape is None and copy is None and shape is not None:
+        return a.reshape(shape, order=order)
+    return numpy.reshape(a, shape, order=order, newshape=newshape, copy=copy) \
+        if newshape is not None else numpy.reshape(a, shape, order=order, copy=copy)
+
+
+# ------------------------------------------------------------ the declared primitives
+def _declare(name, impl, placement):
+    return register(Primitive(name, impl, placement=placement))
+
+
+SUM = _declare("sum", method_first("sum", numpy.sum), COMPUTE)
+RESHAPE = _declare("reshape", reshape_host, SELF)
+BROADCAST_TO = _declare("broadcast_to", broadcast_host, SELF)
+REAL = _declare("real", numpy.real, SELF)
+WHERE = _declare("where", numpy.where, COMPUTE)
+STACK = _declare("stack", numpy.stack, COMPUTE)
+ZEROS_LIKE = _declare("zeros_like", numpy.zeros_like, SELF)
+ONES_LIKE = _declare("ones_like", numpy.ones_like, SELF)
+
+DECLARED = {p.qualname: p for p in (SUM, RESHAPE, BROADCAST_TO, REAL, WHERE, STACK,
+                                     ZEROS_LIKE, ONES_LIKE)}
+
+# method primitives: run where the array lives
+GETITEM = register(Primitive("ndarray.__getitem__", operator.getitem,
+                             forward=lambda xp, x, key: x[key], placement=SELF))
+SETITEM = register(Primitive("ndarray.__setitem__", operator.setitem,
+                             forward=lambda xp, x, key, value: operator.setitem(x, key, value),
+                             placement=SELF, mutates=0))
+ASTYPE = register(Primitive("ndarray.astype", None, placement=SELF,
+                            forward=lambda xp, x, dtype, **kw: x.astype(dtype, **kw)))
+COPY = register(Primitive("ndarray.copy", None, placement=SELF,
+                          forward=lambda xp, x, order="C": x.copy(order=order)))
+VIEW = register(Primitive("ndarray.view", None, placement=SELF,
+                          forward=lambda xp, x, *a, **k: x.view(*a, **k)))
+
+
+def _index_update_forward(xp, x, key, value):
+    out = x.copy()
+    out[key] = value
+    return out
+
+
+# ``x[key] = value`` as a value: a copy of x with the write (its rule is in minpy.numpy)
+INDEX_UPDATE = register(Primitive("index_update", None, forward=_index_update_forward))
+
+
+# ------------------------------------------------------------ gradient shapes
+_SUM_AXES = {}
+_add_reduce = numpy.add.reduce
+
+
+def _sum_axes(gshape, shape):
+    """The axes of a ``gshape`` gradient to sum (keepdims) to get back to ``shape``."""
+    extra = len(gshape) - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        i + extra for i, s in enumerate(shape) if s == 1 and gshape[i + extra] != 1)
+    if len(_SUM_AXES) < 4096:
+        _SUM_AXES[(gshape, shape)] = axes
+    return axes
+
+
+def unbroadcast(g, target):
+    """Sum gradient ``g`` down to the shape of ``target`` (an Array, scalar or shape tuple).
+
+    Also drops the imaginary part when ``target`` is real and ``g`` complex. None
+    (a zero gradient) stays None.
+    """
+    if g is None:
+        return None
+    if type(target) is Array:
+        td = target._data
+        shape, real = td.shape, td.dtype.kind != "c"
+    elif isinstance(target, tuple):
+        shape, real = target, False
+    else:
+        shape, real = numpy.shape(target), not numpy.iscomplexobj(target)
+    gd = g._data if type(g) is Array else g
+    gshape = gd.shape
+    cplx = real and gd.dtype.kind == "c"
+    if gshape == shape and not cplx:
+        return g
+    if gshape != shape:
+        axes = _SUM_AXES.get((gshape, shape))
+        if axes is None:
+            axes = _sum_axes(gshape, shape)
+        if _S.fast and type(gd) is _ndarray:
+            # first-order backward on the host: nothing records, NumPy directly
+            if axes:
+                gd = _add_reduce(gd, axes, None, None, True) if gd.dtype.kind in "fc" \
+                    else gd.sum(axis=axes, keepdims=True)
+            if gd.shape != shape:
+                gd = gd.reshape(shape)
+            return new(gd.real if cplx else gd)
+        if axes:
+            g = apply(SUM, g, axis=axes, keepdims=True)
+        if g.shape != shape:
+            g = apply(RESHAPE, g, shape)
+    if cplx:
+        g = apply(REAL, g)
+    return g
+
+
+def broadcast_grad(g, shape):
+    """``broadcast_to(g, shape)`` for gradients (read-only view), cheap on the host."""
+    gd = g._data
+    if _S.fast and type(gd) is _ndarray:
+        return new(broadcast_host(gd, shape))
+    return apply(BROADCAST_TO, g, shape)
