@@ -38,6 +38,23 @@ class Engine:
         self._unseen[rec] = None
         return rec
 
+    def delete_var(self, var):
+        """Delete ``var``: at once if nothing is pending on it, else after its pending
+        ops (as a write op). Further pushes touching it raise EngineError; deleting
+        twice is a no-op."""
+        if not isinstance(var, Var):
+            raise TypeError(f"expected a Var, got {var!r}")
+        with self._lock:
+            if var._doomed:
+                return
+            var._doomed = True
+            if not self._delete_later(var):
+                var.deleted = True
+
+    def _delete_later(self, var):
+        """Schedule the deletion of ``var`` behind its pending ops; False if none pend."""
+        return False
+
     def _take_var_error(self, var, seq=None):
         """Clear ``var``'s unseen error as of push number ``seq`` (default:
         now) and return it, else None."""

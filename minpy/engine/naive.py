@@ -59,16 +59,6 @@ class NaiveEngine(Engine):
         if rec is not None:
             raise rec.exc
 
-    def delete_var(self, var):
-        """Mark ``var`` deleted now (a no-op if already deleted)."""
-        if not isinstance(var, Var):
-            raise TypeError(f"expected a Var, got {var!r}")
-        with self._lock:
-            if var._doomed:
-                return
-            var._doomed = True
-            var.deleted = True
-
     def shutdown(self):
         """Nothing to stop; present for interface symmetry."""
 

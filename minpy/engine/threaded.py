@@ -254,19 +254,11 @@ class ThreadedEngine(Engine):
         if rec is not None:
             raise rec.exc
 
-    def delete_var(self, var):
-        """Delete ``var`` after all pending ops on it (a write op).  Further
-        pushes touching it raise EngineError; deleting twice is a no-op."""
-        if not isinstance(var, Var):
-            raise TypeError(f"expected a Var, got {var!r}")
-        with self._lock:
-            if var._doomed:
-                return
-            var._doomed = True
-            if var._writing or var._nreads or var._queue:
-                self._control(_DELETE, var)
-            else:
-                var.deleted = True
+    def _delete_later(self, var):
+        if var._writing or var._nreads or var._queue:
+            self._control(_DELETE, var)
+            return True
+        return False
 
     def shutdown(self):
         """Drain pending ops (errors stay stored), stop and join workers."""

@@ -186,6 +186,14 @@ def _ancestors(order, inputs_of, writer):
     return anc
 
 
+def _inplace_candidate(ei, eo, ins, storage, refs, moved, left, sizes, entry_bytes):
+    """Whether output entry ``eo`` may take input ``ei``'s storage in place: ``ei`` is
+    planned and dies at this node (all its remaining uses are this node's), ``eo`` is
+    planned and not yet placed, and it fits in ``ei``'s block."""
+    return (ei in storage and eo in refs and eo not in storage and ei not in moved
+            and left[ei] == ins.count(ei) and entry_bytes[eo] <= sizes[storage[ei]])
+
+
 def _plan(order, inputs_of, outputs_of, entry_bytes, inplace_of, external,
           inplace, coshare, colouring, match_range):
     external, inplace_of = frozenset(external), inplace_of or {}
@@ -233,9 +241,8 @@ def _plan(order, inputs_of, outputs_of, entry_bytes, inplace_of, external,
         if inplace:
             for ip, op in inplace_of.get(n, ()):
                 ei, eo = ins[ip], outs[op]
-                if (ei in storage and eo in refs and eo not in storage and ei not in moved
-                        and left[ei] == ins.count(ei)
-                        and entry_bytes[eo] <= sizes[storage[ei]] and fits(storage[ei], i)):
+                if (_inplace_candidate(ei, eo, ins, storage, refs, moved, left, sizes,
+                                       entry_bytes) and fits(storage[ei], i)):
                     moved.add(ei)
                     assign(eo, storage[ei])
                     taken[eo] = ei
@@ -340,8 +347,8 @@ def _arena_online(order, inputs_of, outputs_of, entry_bytes, inplace_of, refs, i
         if inplace:
             for ip, op in inplace_of.get(n, ()):
                 ei, eo = ins[ip], outs[op]
-                if (ei in storage and eo in refs and eo not in storage and ei not in moved
-                        and left[ei] == ins.count(ei) and entry_bytes[eo] <= sizes[storage[ei]]):
+                if _inplace_candidate(ei, eo, ins, storage, refs, moved, left, sizes,
+                                      entry_bytes):
                     moved.add(ei)
                     storage[eo] = storage[ei]
                     taken[eo] = ei
