@@ -212,6 +212,18 @@ def record_np(tape, prim, fn, args, kwargs):
             t = type(v)
             if t is Array or ((t is list or t is tuple) and any(type(e) is Array for e in v)):
                 return record(prim, args, kwargs)
+    if len(args) == 1:      # one positional argument: no lists to build
+        a = args[0]
+        t = type(a)
+        if t is Array:
+            n = a._node
+            r = fn(a._data, **kwargs) if kwargs else fn(a._data)
+            if n is None or n.tape is not tape:
+                return new(r) if type(r) is _ndarray else wrap(r)
+            return _finish_host(prim, tape, (n.value,), kwargs, [(0, n)], r)
+        if t is not list and t is not tuple:
+            r = fn(a, **kwargs) if kwargs else fn(a)
+            return new(r) if type(r) is _ndarray else wrap(r)
     parents = None
     data = []
     inner = args
@@ -268,7 +280,14 @@ def record_binary(tape, prim, uf, x1, x2):
     r = uf(d1, d2)
     if parents is None:
         return new(r) if type(r) is _ndarray else wrap(r)
-    return _finish_host(prim, tape, (v1, v2), None, parents, r)
+    if type(r) is not _ndarray or prim.nondiff or prim.vjp is None:
+        return _finish_host(prim, tape, (v1, v2), None, parents, r)
+    # _finish_host's common case inline: every traced Array operator comes here
+    node = Node(tape, prim, (v1, v2), None, new(r), parents, 1)
+    tape.nodes.append(node)
+    a = new(r)
+    a._node = node
+    return a
 
 
 def record_getitem(tape, prim, x, key):
