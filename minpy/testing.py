@@ -7,6 +7,7 @@
 """
 import numpy
 
+from . import numpy as mnp
 from .core.array import Array
 from .core import autograd
 
@@ -21,7 +22,6 @@ def _host(x):
 
 
 def _vdot_real(a, b):
-    from . import numpy as mnp
     return mnp.sum(mnp.real(a * mnp.conj(b))) if numpy.iscomplexobj(_host(a)) \
         else mnp.sum(a * b)
 
@@ -35,7 +35,6 @@ def _random_like(x, rng):
 
 
 def _check_one(f, args, argnum, eps, rtol, atol, rng, name):
-    from . import numpy as mnp
     x = args[argnum]
     xh = _host(x).astype(numpy.result_type(_host(x).dtype, numpy.float64))
     v = _random_like(xh, rng)
@@ -95,7 +94,6 @@ def check_grads(f, *args, order=2, argnums=None, eps=1e-6, rtol=1e-4, atol=1e-6,
     for argnum in argnums:
         scalarized, _ = _check_one(f, args, argnum, eps, rtol, atol, rng, name)
         if order > 1:
-            from . import numpy as mnp
             w = mnp.array(_random_like(args[argnum], rng))
             g = autograd.grad(scalarized, argnum)
 
@@ -133,7 +131,6 @@ def arrays(dtype=numpy.float64, shape=None, elements=None, minpy=True):
     """Hypothesis strategy of arrays (minpy Arrays unless ``minpy=False``)."""
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
-    from . import numpy as mnp
     if shape is None:
         shape = shapes()
     if elements is None and numpy.dtype(dtype).kind == "f":

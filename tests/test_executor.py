@@ -8,7 +8,7 @@ import minpy
 import minpy.engine as engine
 import minpy.symbol as sym
 from minpy.symbol import zoo
-from minpy.symbol.bound import GraphPlan
+from minpy.symbol.graph_plan import GraphPlan
 
 R = np.random.default_rng(11)
 
@@ -403,7 +403,7 @@ def test_gpu_executor_matches_cpu(name):     # pragma: no cover - GPU only
 
 def test_bind_with_a_ready_plan():
     import minpy.symbol as sym
-    from minpy.symbol.bound import GraphPlan
+    from minpy.symbol.graph_plan import GraphPlan
     net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
     plan = GraphPlan(net, {"data": (2, 4)}, {}, "write")
     arrays = {"data": np.ones((2, 4), np.float32), "fc_weight": np.ones((3, 4), np.float32),

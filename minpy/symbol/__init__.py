@@ -21,10 +21,9 @@ dependency engine over storage blocks chosen by the memory planner.
 Operators: see ``OP_FUNCTIONS`` (each is also a module attribute).
 """
 from .registry import OPS, ShapeError, DTypeError
-from .symbol import Symbol, Variable, var, Group, OP_FUNCTIONS
-from .serialize import from_json as load_json
+from .symbol import Symbol, Variable, var, Group, OP_FUNCTIONS, load_json
 from .executor import Executor, seed
-from .bound import GraphPlan
+from .graph_plan import GraphPlan
 from .planreport import plan_report
 from .visualize import plot_network
 from .rnn import lstm_cell, lstm_params, gru_cell, gru_params

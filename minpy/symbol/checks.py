@@ -1,7 +1,9 @@
 """Test helpers for symbols: numeric gradient checks and forward checks."""
 import numpy
 
+from .. import numpy as mnp
 from ..dispatch.context import cpu
+from . import executor
 
 __all__ = ["check_symbol_grad", "check_symbol_forward", "bind_numpy"]
 
@@ -16,7 +18,6 @@ def bind_numpy(sym, location, aux_states=None, grad_nodes=(), grad_req="write", 
     """Bind ``sym`` on the CPU to copies of the NumPy arrays ``location``
     (dict by name or list in ``list_arguments`` order), with gradients for
     ``grad_nodes``; ``dtype`` casts floating inputs.  Returns the Executor."""
-    from .. import numpy as mnp
     args = _loc(sym, location, sym.list_arguments())
     aux = _loc(sym, aux_states or {}, sym.list_auxiliary_states())
 
@@ -51,8 +52,6 @@ def check_symbol_grad(sym, location, aux_states=None, grad_nodes=None, out_grads
     Raises:
         AssertionError: a gradient differs beyond ``rtol``/``atol``.
     """
-    from . import executor
-    from .. import numpy as mnp
     rng = rng or numpy.random.default_rng(0)
     loc = _loc(sym, location, sym.list_arguments())
     if grad_nodes is None:

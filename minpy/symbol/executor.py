@@ -1,6 +1,6 @@
 """``Executor``: a symbol bound once to arrays, run many times.
 
-At bind time (:class:`~minpy.symbol.bound.GraphPlan`) the graph is extended
+At bind time (:class:`~minpy.symbol.graph_plan.GraphPlan`) the graph is extended
 with its gradient, shapes and dtypes are inferred, the execution order is
 fixed and internal entries are placed in storage blocks by the memory
 planner.  The executor then allocates one buffer per block and one array per
@@ -25,7 +25,7 @@ from ..core.array import Array, new
 from ..core.async_work import var_of
 from ..dispatch.context import current_context
 from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
-from .bound import GraphPlan
+from .graph_plan import GraphPlan
 from .registry import RunCtx
 
 __all__ = ["Executor", "seed"]

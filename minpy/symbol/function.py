@@ -59,7 +59,7 @@ from ..core.primitive import Primitive
 from ..core import tape as _tape
 from ..dispatch.context import current_context
 from ..dispatch.transfer import backend_for, context_of
-from .bound import GraphPlan
+from .graph_plan import GraphPlan
 from .executor import Executor
 from .registry import ShapeError
 

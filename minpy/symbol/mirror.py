@@ -32,6 +32,8 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+from .memory import plan_memory
+
 __all__ = ["MirrorPlan", "MirroredGraph", "mirror_segments", "search_mirror",
            "apply_mirror", "planned_peak"]
 
@@ -238,7 +240,7 @@ def planned_peak(order, inputs_of, outputs_of, entry_bytes, inplace_of, external
     """An ``evaluate`` for :func:`search_mirror`: recompute set -> planned bytes
     of the mirrored graph (``plan`` defaults to ``memory.plan_memory``)."""
     if plan is None:
-        from .memory import plan_memory as plan
+        plan = plan_memory
 
     def evaluate(recompute):
         g = apply_mirror(order, inputs_of, outputs_of, recompute, backward_start, external)

@@ -9,7 +9,9 @@ result (``mirror.apply_mirror``) and plans the mirrored graph.
 """
 import os
 
+from .mirror import planned_peak, search_mirror
 from .registry import Bool
+from .storage import plan_storage
 
 __all__ = ["CHEAP_OPS", "mirror_mode", "choose_mirror"]
 
@@ -61,7 +63,6 @@ def choose_mirror(plan, kw, mode):
     forward pass is kept where that costs no memory.  Returns a set of node
     ids.
     """
-    from .mirror import planned_peak, search_mirror
     g, fwd = plan.graph, plan.fwd_order
     if not plan.bwd_order or mode is None:
         return set()
@@ -123,6 +124,5 @@ def _planner(gp):
     def plan(order, inputs_of, outputs_of, entry_bytes, inplace_of, external):
         kw = {"order": order, "inputs_of": inputs_of, "outputs_of": outputs_of,
               "entry_bytes": entry_bytes, "inplace_of": inplace_of, "external": external}
-        from .bound import plan_storage
         return plan_storage(kw, gp.plan_enabled, gp.memory_options)[0]
     return plan

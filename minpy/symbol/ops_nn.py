@@ -9,7 +9,7 @@ Pooling runs one elementwise pass per kernel position over strided slices.
 """
 import math
 
-from .registry import (Bool, Choice, Float, Int, Mismatch, OpDef, Param, Shape, assign,
+from .registry import (same_shape, Bool, Choice, Float, Int, Mismatch, OpDef, Param, Shape, assign,
                        bwd_shape, copy_into, grad_type, make_node, register)
 
 __all__ = []
@@ -309,7 +309,6 @@ register(OpDef("_backward_Pooling", params=_POOL_PARAMS, arguments=("out_grad", 
 
 # ------------------------------------------------------- Activation, LeakyReLU
 def _same(attrs, ins, outs):
-    from .registry import same_shape
     return same_shape(attrs, ins, outs)
 
 

@@ -25,50 +25,10 @@ Keys (bytes):
   execution order (``memory.live_peak``), below which no plan can go;
 - 'args', 'grads', 'aux', 'outputs', 'head_grads': external arrays.
 """
-from .bound import GraphPlan, plan_storage
-from .memory import live_peak
+from .graph_plan import GraphPlan
+from .storage import categories
 
 __all__ = ["plan_report", "categories", "format_bytes"]
-
-
-def _total(gp, kw, **options):
-    plan, _ = plan_storage(kw, gp.plan_enabled, dict(gp.memory_options, **options))
-    return int(plan.total_bytes)
-
-
-def categories(gp):
-    """The strategy bytes of :func:`plan_report` for a ``GraphPlan`` ``gp``
-    (its graph without mirror; 'mirror' is ``gp``'s own plan when it was
-    bound with ``mirror=True``, else the automatic search is run)."""
-    kw = gp.base
-    eb, ext = kw["entry_bytes"], kw["external"]
-    internal = {e for n in kw["order"] for e in kw["outputs_of"][n] if e not in ext}
-    both = _total(gp, kw)
-    if gp.mirror == "cheap":
-        mirror, recomputed = int(gp.plan.total_bytes), len(gp.recompute)
-    elif gp.bwd_order:
-        recompute, _, _, plan, _ = gp.plan_mirror("cheap")
-        mirror = both if plan is None else int(plan.total_bytes)
-        recomputed = len(recompute)
-    else:
-        mirror, recomputed = both, 0
-    heads = set(gp.heads) - set(gp.arg_entry.values())
-    b = gp.entry_bytes
-    return {
-        "naive": sum(eb[e] for e in internal),
-        "inplace": _total(gp, kw, coshare=False),
-        "coshare": _total(gp, kw, inplace=False),
-        "both": both,
-        "both_blocks": _total(gp, kw, layout="blocks", colouring=False),
-        "mirror": mirror, "recomputed": recomputed,
-        "lower_bound": live_peak(kw["order"], kw["inputs_of"], kw["outputs_of"], eb,
-                                 kw["inplace_of"], ext),
-        "args": sum(b[e] for e in gp.arg_entry.values()),
-        "grads": sum(b[e] for e in gp.grad_entry.values()),
-        "aux": sum(b[e] for e in gp.aux_entry.values()),
-        "outputs": sum(b[e] for e in heads),
-        "head_grads": sum(b[e] for e in gp.head_grad_entry.values()),
-    }
 
 
 def plan_report(sym, is_train=True, grad_req=None, type_dict=None, memory_options=None,

@@ -25,6 +25,8 @@ Every symbolic operator is an :class:`OpDef` registered once in ``OPS``:
 import ast
 import threading
 
+import numpy
+
 from .graph import Node
 
 __all__ = ["OpDef", "Param", "OPS", "register", "make_node", "Mismatch", "ShapeError",
@@ -328,3 +330,11 @@ def sum_to(xp, g, shape):
     axes = tuple(range(lead)) + tuple(i + lead for i, d in enumerate(shape)
                                       if d == 1 and g.shape[i + lead] != 1)
     return g.sum(axis=axes, keepdims=True).reshape(shape)
+
+
+def parse_attr_value(s, kind):
+    """A ``__shape__`` (``kind='shape'``, a tuple) or ``__dtype__`` attribute's value."""
+    if kind == "shape":
+        v = ast.literal_eval(s) if isinstance(s, str) else s
+        return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    return numpy.dtype(s)

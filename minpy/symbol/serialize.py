@@ -1,4 +1,4 @@
-"""Symbol <-> JSON.
+"""Graphs (a Symbol's outputs) <-> JSON.
 
 Format (version 1)::
 
@@ -32,9 +32,9 @@ def _jsonable(v):
     return v
 
 
-def to_json(symbol):
+def to_json(outputs):
     """Versioned JSON text of ``symbol``'s graph."""
-    nodes = topo_sort(symbol._outputs)
+    nodes = topo_sort(outputs)
     index = {id(n): i for i, n in enumerate(nodes)}
     out = []
     for n in nodes:
@@ -47,7 +47,7 @@ def to_json(symbol):
         if n.fwd is not None:
             d["fwd"] = index[id(n.fwd)]
         out.append(d)
-    heads = [[index[id(e[0])], e[1]] for e in symbol._outputs]
+    heads = [[index[id(e[0])], e[1]] for e in outputs]
     return json.dumps({"minpy_symbol": VERSION, "nodes": out, "heads": heads}, indent=1)
 
 
@@ -69,8 +69,8 @@ def _entry(v, limit, where, nodes):
 
 
 def from_json(text):
-    """The Symbol described by JSON ``text`` (this module's format or MXNet's)."""
-    from .symbol import Symbol
+    """The outputs ``[(node, index)]`` of the graph described by JSON ``text`` (this
+    module's format or MXNet's); ``minpy.symbol.load_json`` makes the Symbol."""
     try:
         doc = json.loads(text)
     except (TypeError, json.JSONDecodeError) as e:
@@ -132,4 +132,4 @@ def from_json(text):
     if not doc["heads"]:
         raise _bad("'heads' is empty")
     heads = [_entry(v, len(nodes), f"head {k}", nodes) for k, v in enumerate(doc["heads"])]
-    return Symbol(heads)
+    return heads

@@ -10,14 +10,16 @@ A Symbol is a list of output entries of graph nodes (see ``graph.py``);
 operators compose symbols into new nodes; nothing runs until an executor is
 bound.
 """
-import ast
 
 import numpy
 
 from . import ops_elemwise, ops_nn, ops_output, ops_shape    # noqa: F401  (register ops)
+from . import serialize
+from .executor import Executor
 from .graph import IndexedGraph, Node, topo_sort
+from .graph_plan import GraphPlan
 from .infer import infer_shapes, infer_types
-from .registry import OPS, auto_name
+from .registry import OPS, auto_name, parse_attr_value
 
 __all__ = ["Symbol", "Variable", "var", "Group", "OP_FUNCTIONS"]
 
@@ -152,7 +154,7 @@ class Symbol:
             if n.op is None:
                 v = given.get(n.name)
                 if v is None and key in n.user_attrs:
-                    v = _parse_attr_value(n.user_attrs[key], kind)
+                    v = parse_attr_value(n.user_attrs[key], kind)
                 if v is not None:
                     vals[g.entry_start[nid]] = tuple(v) if kind == "shape" else numpy.dtype(v)
         (infer_shapes if kind == "shape" else infer_types)(g, vals)
@@ -209,8 +211,7 @@ class Symbol:
         return Symbol([_remap(memo, e) for e in self._outputs])
 
     def __copy__(self):
-        from .serialize import from_json, to_json
-        return from_json(to_json(self))
+        return Symbol(serialize.from_json(serialize.to_json(self._outputs)))
 
     def __deepcopy__(self, memo):
         return self.__copy__()
@@ -220,12 +221,10 @@ class Symbol:
         return self.__copy__()
 
     def __getstate__(self):
-        from .serialize import to_json
-        return {"json": to_json(self)}
+        return {"json": serialize.to_json(self._outputs)}
 
     def __setstate__(self, state):
-        from .serialize import from_json
-        self._outputs = from_json(state["json"])._outputs
+        self._outputs = serialize.from_json(state["json"])
 
     # ---------------------------------------------------------- arithmetic
     def _bin(self, other, sym_op, scalar_op, reverse=False):
@@ -270,8 +269,7 @@ class Symbol:
     # ---------------------------------------------------- save, load, bind
     def tojson(self):
         """The graph as versioned JSON text (``{"minpy_symbol": 1, ...}``)."""
-        from .serialize import to_json
-        return to_json(self)
+        return serialize.to_json(self._outputs)
 
     def save(self, fname):
         """Write :meth:`tojson` to file ``fname``."""
@@ -281,32 +279,22 @@ class Symbol:
     def simple_bind(self, ctx=None, grad_req="write", type_dict=None, **kwargs):
         """Bind an Executor, allocating every array from the given input shapes.
         See :class:`minpy.symbol.executor.Executor`."""
-        from .executor import Executor
         return Executor.simple(self, ctx, grad_req, type_dict, **kwargs)
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, **kwargs):
         """Bind an Executor to given argument arrays (list in ``list_arguments``
         order or dict by name); ``args_grad`` None means no gradients."""
-        from .executor import Executor
         return Executor(self, ctx, args, args_grad, grad_req, aux_states, **kwargs)
 
     def memory_plan(self, grad_req="write", type_dict=None, **kwargs):
         """The bound graph and storage plan for these input shapes, computed
         without allocating anything (``.memory_report()`` gives the table)."""
-        from .executor import GraphPlan
         return GraphPlan.from_shapes(self, grad_req, type_dict, **kwargs)
 
 
 def _remap(memo, e):
     node, i = memo[id(e[0])]
     return (node, e[1]) if i is None else (node, i)
-
-
-def _parse_attr_value(s, kind):
-    if kind == "shape":
-        v = ast.literal_eval(s) if isinstance(s, str) else s
-        return tuple(v) if isinstance(v, (tuple, list)) else (v,)
-    return numpy.dtype(s)
 
 
 def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
@@ -412,3 +400,9 @@ def make_op_function(op):
 from .registry import REQUIRED as _REQ      # noqa: E402
 
 OP_FUNCTIONS = {name: make_op_function(op) for name, op in OPS.items()}
+
+
+def load_json(text):
+    """The Symbol described by JSON ``text`` (minpy's format or MXNet's). See also
+    mxnet.symbol.load_json."""
+    return Symbol(serialize.from_json(text))

@@ -4,7 +4,7 @@ execution order and the storage plan, computed once and without allocating.
 The executor builds one and allocates what it says; ``Symbol.memory_plan``
 builds one alone, which is how memory tables of large networks are made.
 
-How the plan is made (``plan_storage``): every entry (one output of one
+How the plan is made (``storage.plan_storage``): every entry (one output of one
 node) of the joint graph is *external* -- arguments, their gradients, aux
 states, head gradients and the graph heads, each with its own array -- or
 *internal*.  Internal entries are placed in storage blocks by
@@ -29,78 +29,15 @@ import numpy
 from .gradient import build_gradient
 from .graph import IndexedGraph
 from .infer import infer_shapes, infer_types
+from .mirror import apply_mirror
 from .mirror_choice import CHEAP_OPS, choose_mirror, mirror_mode
-from .registry import ShapeError, make_node
+from .registry import ShapeError, make_node, parse_attr_value
+from .storage import categories as strategy_bytes, plan_storage, trivial_plan
 
 __all__ = ["GraphPlan", "plan_storage", "trivial_plan", "choose_mirror", "mirror_mode",
            "CHEAP_OPS"]
 
 GRAD_REQS = ("write", "add", "null")
-
-
-class TrivialPlan:
-    """One block per internal entry (what ``plan_memory`` returns, unplanned)."""
-
-    def __init__(self, order, inputs_of, outputs_of, entry_bytes, external):
-        internal = [e for n in order for e in outputs_of[n] if e not in external]
-        self.storage_of = {e: i for i, e in enumerate(internal)}
-        self.block_bytes = {i: entry_bytes[e] for i, e in enumerate(internal)}
-        self.total_bytes = self.naive_bytes = sum(self.block_bytes.values())
-        self.lower_bound = peak_live_bytes(order, inputs_of, outputs_of, entry_bytes, external)
-
-
-def trivial_plan(order, inputs_of, outputs_of, entry_bytes, inplace_of, external, **options):
-    """Same call as ``plan_memory``; one block per internal entry."""
-    return TrivialPlan(order, inputs_of, outputs_of, entry_bytes, set(external))
-
-
-def peak_live_bytes(order, inputs_of, outputs_of, entry_bytes, external):
-    """Peak of the bytes of internal entries alive at once when running ``order``
-    (an entry lives from its node until its last reader)."""
-    last = {}
-    for step, n in enumerate(order):
-        for e in inputs_of[n]:
-            last[e] = step
-    live = peak = 0
-    dying = {}
-    for step, n in enumerate(order):
-        for e in outputs_of[n]:
-            if e not in external:
-                live += entry_bytes[e]
-                dying.setdefault(last.get(e, step), []).append(e)
-        peak = max(peak, live)
-        for e in dying.pop(step, ()):
-            live -= entry_bytes[e]
-    return peak
-
-
-def _env_planning():
-    return os.environ.get("MINPY_PLAN_MEMORY", "1").strip().lower() not in ("0", "false", "no")
-
-
-def plan_storage(kwargs, enabled=None, options=None):
-    """Run the planner on ``kwargs`` (the dict from ``IndexedGraph.planner_inputs``).
-
-    Calls ``plan_memory(order, inputs_of, outputs_of, entry_bytes, inplace_of,
-    external, **options)`` from ``minpy.symbol.memory`` when available and
-    ``enabled`` (default: env ``MINPY_PLAN_MEMORY`` != 0), else
-    :func:`trivial_plan`.  Returns ``(plan, planner_name)``.
-    """
-    enabled = _env_planning() if enabled is None else enabled
-    fn, label = trivial_plan, "trivial"
-    options = dict(options or {})
-    if "layout" not in options and not options.get("colouring"):
-        options["layout"] = os.environ.get("MINPY_MEMORY_LAYOUT", "arena").strip().lower()
-    if enabled:
-        try:
-            from .memory import plan_memory as fn
-            label = "plan_memory"
-        except ImportError:
-            fn, label = trivial_plan, "trivial (minpy.symbol.memory not available)"
-    k = kwargs
-    plan = fn(k["order"], k["inputs_of"], k["outputs_of"], k["entry_bytes"], k["inplace_of"],
-              k["external"], **options)
-    return plan, label
 
 
 def _normalize_req(grad_req, names):
@@ -268,7 +205,6 @@ class GraphPlan:
     def _mirrored(self, recompute):
         """Planner inputs of the graph with ``recompute`` duplicated into backward,
         and the MirroredGraph (``mirror.apply_mirror``)."""
-        from .mirror import apply_mirror
         kw = self.base
         m = apply_mirror(kw["order"], kw["inputs_of"], kw["outputs_of"], recompute,
                          len(self.fwd_order), kw["external"])
@@ -301,8 +237,7 @@ class GraphPlan:
             node = g.entry(e)[0]
             s = shapes.get(name)
             if s is None and "__shape__" in node.user_attrs:
-                from .symbol import _parse_attr_value
-                s = _parse_attr_value(node.user_attrs["__shape__"], "shape")
+                s = parse_attr_value(node.user_attrs["__shape__"], "shape")
             sh[e] = None if s is None else tuple(s)
             t = dtypes.get(name, node.user_attrs.get("__dtype__"))
             ty[e] = None if t is None else numpy.dtype(t)
@@ -386,6 +321,5 @@ class GraphPlan:
         r["total"] = r["internal_planned"] + sum(r[k] for k in (
             "arguments", "gradients", "aux_states", "outputs", "head_grads"))
         if categories:
-            from .planreport import categories as strategy_bytes
             r.update(strategy_bytes(self))
         return r
