@@ -13,7 +13,7 @@ from .dispatch import hostpool as _hostpool   # noqa: F401  (MINPY_HOST_POOL=0 d
 from .core import (grad, grad_and_loss, value_and_grad, jacobian, hessian_vector_product,  # noqa: F401
                    stop_gradient, customop)
 from .core.async_work import set_async, async_mode, is_async, waitall   # noqa: F401
-from . import numpy as _numpy_namespace   # noqa: F401  (loads the gradient tables)
+from .numpy import gradients as _gradients   # noqa: F401  (the VJP rule tables)
 from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, executors)
 from . import core
 

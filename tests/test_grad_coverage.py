@@ -36,10 +36,10 @@ INPLACE = ("ndarray.__setitem__", "copyto", "put", "place", "putmask", "put_alon
 # Python-level fronts that, under a tape, run NumPy's algorithm on minpy arrays (so
 # gradients flow through the user's functions); the primitive only runs without a tape
 # (piecewise: when nothing but the conditions is traced).
-FRONTS = {"piecewise": "minpy.numpy.vjp_composite",
-          "apply_along_axis": "minpy.numpy.vjp_creation",
-          "apply_over_axes": "minpy.numpy.vjp_creation",
-          "fromfunction": "minpy.numpy.vjp_creation"}
+FRONTS = {"piecewise": "minpy.numpy.fronts",
+          "apply_along_axis": "minpy.numpy.fronts",
+          "apply_over_axes": "minpy.numpy.fronts",
+          "fromfunction": "minpy.numpy.fronts"}
 
 # The polynomial family gets its rules in minpy/numpy/vjp_poly.py: expected to HAVE them.
 POLY = ("poly", "polyadd", "polysub", "polymul", "polyder", "polyint", "polydiv", "polyfit",

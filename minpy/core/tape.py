@@ -20,7 +20,7 @@ _generic = numpy.generic
 _asarray = numpy.asarray
 
 __all__ = ["Tape", "Node", "OutRef", "record", "record_np", "record_binary", "record_getitem",
-           "active_tapes", "new_tape", "close_tape", "check_write", "top_tape"]
+           "active_tapes", "recording", "new_tape", "close_tape", "check_write", "top_tape"]
 
 _local = threading.local()
 
@@ -42,6 +42,11 @@ class Tape:
         self.level = level
         self.active = True
         self.nodes = []     # every op node, for the in-place write check
+
+
+def recording():
+    """True while this thread records a gradient (inside ``grad`` and friends)."""
+    return state.per_thread.flags.depth > 0
 
 
 def new_tape():

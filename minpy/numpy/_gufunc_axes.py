@@ -4,8 +4,8 @@
 the rule is applied and its result moved back (see vjp_math.py)."""
 import numbers
 
-from ..core.ops import unbroadcast
 import minpy.numpy as mnp
+from .rule_helpers import unbroadcast
 
 __all__ = ["on_core_axes"]
 

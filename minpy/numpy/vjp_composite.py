@@ -1,5 +1,5 @@
-"""Gradients of functions that NumPy implements in Python over its own API, and
-minpy's Python-level fronts that keep traced arrays traced:
+"""Gradients of functions that NumPy implements in Python over its own API (their
+fronts, which keep traced arrays traced, are in :mod:`minpy.numpy.fronts`):
 
 - ``pad``: every string mode. constant/empty and even edge/reflect/symmetric/wrap
   use a slice or an index map; odd reflections, ``linear_ramp`` and the statistic
@@ -9,52 +9,16 @@ minpy's Python-level fronts that keep traced arrays traced:
   raises ``TypeError`` at the call.
 - ``r_``/``c_``: an index map (NumPy's own concatenator applied to element
   numbers), whose adjoint is a scatter-add.
-- ``piecewise``: on traced input, NumPy's algorithm re-run with minpy indexing
-  (``y[cond] = func(x[cond])``), so the functions see traced arrays.
-- ``array``/``asarray``/``asanyarray`` of nested lists holding traced arrays:
-  built with ``stack``, level by level (a flat list is recorded as is).
-- one-argument ``where(cond)`` (that is ``nonzero``): never recorded.
-
-Each front checks ``state.S.tapes`` only off the straight-NumPy path, so calls
-without a tape cost what they did.
 """
 import numbers
 
 import numpy
 
-from ..core.array import Array, new, unwrap_cpu, wrap
-from ..core.autograd import defvjp, stop_gradient
-from ..dispatch import state
+from ..core.array import Array
+from ..core.autograd import defvjp
 import minpy.numpy as mnp
-from .array_methods import NP_TO_MINPY as _NP_TO_MINPY
-from .vjp_indexing import cast_like, gather_vjp, host, nograd
-from .vjp_math import _via
-
-_S = state.S
-_ndarray = numpy.ndarray
-
-
-def _traced(x):
-    """True when ``x`` (or an item of nested lists/tuples/dicts) is a traced Array."""
-    t = type(x)
-    if t is Array:
-        return x._node is not None
-    if t is list or t is tuple:
-        return any(_traced(e) for e in x)
-    if t is dict:
-        return any(_traced(e) for e in x.values())
-    return False
-
-
-def _install(name, fn, np_fn):
-    """Make ``fn`` the public ``minpy.numpy.<name>`` (also for ``numpy.<name>(Array)``)."""
-    old = getattr(mnp, name)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{fn.__doc__}\n\n{old.__doc__}"
-    fn._prim = old._prim
-    fn.__wrapped_numpy__ = np_fn
-    setattr(mnp, name, fn)
-    _NP_TO_MINPY[np_fn] = fn
+from .rule_helpers import cast_like, host, nograd, vjp_via_reference
+from .vjp_indexing import gather_vjp
 
 
 # ---------------------------------------------------------------- pad
@@ -171,7 +135,7 @@ def _pad_ref(array, pad_width, mode="constant", **kw):
 
 def _pad_rule(which):
     """VJP maker of pad w.r.t. ``array`` (which=0) or a keyword (constant/end values)."""
-    via = _via(_pad_ref, which)
+    via = vjp_via_reference(_pad_ref, which)
 
     def maker(ans, array, pad_width, mode="constant", **kw):
         if which != 0 or type(array) is not Array:      # values, or a list of items
@@ -194,31 +158,6 @@ def _pad_rule(which):
 
 defvjp(mnp.pad, _pad_rule(0), nograd(1), constant_values=_pad_rule("constant_values"),
        end_values=_pad_rule("end_values"))
-_pad_prim = mnp.pad
-
-
-def pad(array, pad_width, mode="constant", **kwargs):
-    """Pad an array. See also numpy.pad.
-
-    Under a gradient tape every string mode is differentiable (w.r.t. ``array``,
-    ``constant_values`` and ``end_values``); a callable ``mode`` on a traced
-    array raises ``TypeError`` here, at the call.
-    """
-    if _S.tapes:
-        if callable(mode) and _traced((array, kwargs)):
-            raise TypeError(f"minpy.grad: pad with mode={mode!r} (a callable) cannot be "
-                            "differentiated; its result depends on a traced array (use a "
-                            "string mode, or wrap the input in minpy.stop_gradient)")
-        for k in ("constant_values", "end_values"):
-            v = kwargs.get(k)
-            if type(v) in (list, tuple) and _traced(v):
-                kwargs[k] = mnp.asarray(v)         # one traced Array: recorded as such
-    return _pad_prim(array, pad_width, mode, **kwargs)
-
-
-_install("pad", pad, numpy.pad)
-
-
 # ---------------------------------------------------------------- r_, c_
 def _concatenator_rule(name):
     trick = getattr(numpy, name)
@@ -260,126 +199,3 @@ defvjp(mnp.r_._fn, _concatenator_rule("r_"))
 defvjp(mnp.c_._fn, _concatenator_rule("c_"))
 
 
-# ---------------------------------------------------------------- piecewise
-_piecewise_prim = mnp.piecewise
-
-
-def _piecewise_traced(x, condlist, funclist, *args, **kw):
-    """numpy.piecewise's algorithm with minpy indexing, so traced values stay traced."""
-    x = mnp.asanyarray(x)
-    n2 = len(funclist)
-    condlist = host(condlist)      # what NumPy sees: Arrays as ndarrays
-    if numpy.isscalar(condlist) or (
-            not isinstance(condlist[0], (list, numpy.ndarray)) and x.ndim != 0):
-        condlist = [condlist]
-    conds = numpy.asarray(condlist, dtype=bool)
-    n = len(conds)
-    if n == n2 - 1:
-        conds = numpy.concatenate([conds, ~numpy.any(conds, axis=0, keepdims=True)], axis=0)
-    elif n != n2:
-        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
-    y = mnp.zeros_like(x)
-    for cond, func in zip(conds, funclist):
-        c = mnp.asarray(cond)
-        if not callable(func):
-            y[c] = func
-        else:
-            vals = x[c]
-            if vals.size > 0:
-                y[c] = func(vals, *args, **kw)
-    return y
-
-
-def piecewise(x, condlist, funclist, *args, **kw):
-    """Evaluate a piecewise-defined function. See also numpy.piecewise.
-
-    Differentiable: under a gradient tape with traced ``x``, constant values or
-    extra arguments, the functions are called on traced pieces ``x[cond]``.
-    """
-    if _S.tapes and _traced((x, funclist, args, kw)):
-        return _piecewise_traced(x, condlist, funclist, *args, **kw)
-    return _piecewise_prim(x, condlist, funclist, *args, **kw)
-
-
-_install("piecewise", piecewise, numpy.piecewise)
-
-
-# ---------------------------------------------------------------- array of nested lists
-def _deep_traced(obj):
-    """True when a list/tuple inside ``obj`` holds a traced Array (depth >= 2)."""
-    return any((type(e) is list or type(e) is tuple) and _traced(e) for e in obj)
-
-
-def _leaf_dtypes(obj, out):
-    if type(obj) is list or type(obj) is tuple:
-        for e in obj:
-            _leaf_dtypes(e, out)
-    else:
-        out.append(obj.dtype if hasattr(obj, "dtype") else numpy.asarray(obj).dtype)
-    return out
-
-
-def _stacked(obj, dtype):
-    if type(obj) is list or type(obj) is tuple:
-        return mnp.stack([_stacked(e, dtype) for e in obj])
-    if type(obj) is Array:
-        return obj if obj.dtype == dtype else obj.astype(dtype)
-    return mnp.asarray(obj, dtype=dtype)
-
-
-def _from_nested(obj, dtype=None, ndmin=0):
-    """``array(obj)`` for nested lists of traced arrays: stacked level by level, in the
-    dtype NumPy would give (Python scalars count as float64/int64/complex128/bool)."""
-    dt = numpy.dtype(dtype) if dtype is not None else numpy.result_type(*_leaf_dtypes(obj, []))
-    r = _stacked(obj, dt)
-    if r.ndim < ndmin:
-        r = mnp.reshape(r, (1,) * (ndmin - r.ndim) + r.shape)
-    return r
-
-
-def _creation_front(name):
-    old = getattr(mnp, name)
-    inner = old._inner
-
-    def create(*args, ctx=None, **kwargs):
-        if _S.tapes and args and type(args[0]) in (list, tuple) and _deep_traced(args[0]) \
-                and kwargs.get("copy") is not False and kwargs.get("like") is None \
-                and len(args) <= 2:
-            dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
-            return _from_nested(args[0], dtype, kwargs.get("ndmin", 0))
-        if ctx is None or (_S.fast and ctx.device_type == "cpu"):
-            return inner(*args, **kwargs)
-        with ctx:
-            return inner(*args, **kwargs)
-    create.__name__ = create.__qualname__ = name
-    create.__doc__ = old.__doc__
-    create._prim = old._prim
-    create._inner = inner
-    create.__wrapped_numpy__ = old.__wrapped_numpy__
-    setattr(mnp, name, create)
-
-
-for _name in ("array", "asarray", "asanyarray"):
-    _creation_front(_name)
-
-
-# ---------------------------------------------------------------- where(cond)
-_where_prim = mnp.where
-_np_where = numpy.where
-_new = new
-
-
-def where(*args, **kwargs):
-    """``where(condition, x, y)``; ``where(condition)`` is ``nonzero``. See also numpy.where.
-
-    One-argument ``where`` returns index arrays: never recorded on a tape.
-    """
-    if _S.fast and not kwargs:      # the generated wrapper's straight-NumPy path
-        r = _np_where(*[unwrap_cpu(a) for a in args])
-        return _new(r) if type(r) is _ndarray else wrap(r)
-    if len(args) == 1 and not kwargs:
-        args = (stop_gradient(args[0]),)
-    return _where_prim(*args, **kwargs)
-
-
-_install("where", where, numpy.where)

@@ -36,15 +36,11 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from ..core.inplace import def_inplace_replay
 from ..core.autograd import defvjp, def_nondiff
-from ..core.ops import unbroadcast
 from ..core.array import Array
-from ..dispatch import state
 import minpy.numpy as mnp
-from .vjp_composite import _install
-from .vjp_indexing import cast_like, gather_vjp, host, index_update, shape_of
-from .vjp_math import _via
-
-_S = state.S
+from .rule_helpers import (cast_like, host, no_gradient, shape_of, unbroadcast,
+                           vjp_via_reference)
+from .vjp_indexing import gather_vjp, index_update
 _MAX_VARARGS = 32
 
 # ---------------------------------------------------------------- no gradient
@@ -60,12 +56,8 @@ def _inexact(dt):
     return dt is not None and numpy.issubdtype(numpy.dtype(dt), numpy.inexact)
 
 
-def _none(g):
-    return None
-
-
 def _zero_rule(ans, *args, **kwargs):
-    return _none
+    return no_gradient
 
 
 # ---------------------------------------------------------------- arange
@@ -85,7 +77,7 @@ def _arange_rule(key):
         role = _arange_role(key, args, kwargs)
         x = args[key] if isinstance(key, int) else kwargs[key]
         if role == "stop" or not _inexact(ans.dtype):
-            return _none
+            return no_gradient
         if role == "start":
             return lambda g: cast_like(mnp.sum(g), x)
         k = numpy.arange(ans.shape[0], dtype=numpy.finfo(ans.dtype).dtype)
@@ -105,12 +97,12 @@ def _kaiser_ref(M, beta):
     return mnp.i0(beta * numpy.sqrt(1 - ((n - alpha) / alpha) ** 2.0)) / mnp.i0(beta)
 
 
-_kaiser_via = _via(_kaiser_ref, 1)
+_kaiser_via = vjp_via_reference(_kaiser_ref, 1)
 
 
 def _kaiser_rule(ans, M, beta):
     if int(host(M)) <= 1:
-        return _none
+        return no_gradient
     return _kaiser_via(ans, M, beta)
 
 
@@ -130,7 +122,7 @@ def _linspace_rule(which):
         x = (start, stop)[which]
         y = ans[0] if retstep else ans
         if not _inexact(y.dtype):
-            return _none
+            return no_gradient
         div = num - 1 if endpoint else num
         nd = len(numpy.broadcast_shapes(shape_of(start), shape_of(stop)))
         ax = normalize_axis_index(axis, nd + 1)
@@ -184,13 +176,13 @@ def _geomspace_ref(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 
 def _space_rules(fn, ref, params):
-    """Register ``_via(ref, ·)`` for the differentiable parameters of logspace/geomspace."""
+    """Register ``vjp_via_reference(ref, ·)`` for the differentiable parameters of logspace/geomspace."""
     def rule(key):
-        via = _via(ref, key)
+        via = vjp_via_reference(ref, key)
 
         def maker(ans, *args, **kwargs):
             if not _inexact(ans.dtype):
-                return _none
+                return no_gradient
             return via(ans, *args, **kwargs)
         return maker
     pos = {i: rule(i) for i, p in enumerate(params) if p is not None}
@@ -206,7 +198,7 @@ _space_rules(mnp.geomspace, _geomspace_ref, ("start", "stop"))
 def _full_rule(ans, *args, **kwargs):
     fv = args[1] if len(args) > 1 else kwargs["fill_value"]
     if not _inexact(ans.dtype):
-        return _none
+        return no_gradient
     return lambda g: cast_like(unbroadcast(g, fv), fv)
 
 
@@ -252,7 +244,7 @@ def _set_rule(which, weight=1.0, second=True):
         vals = ans[0] if type(ans) is tuple else ans
         x = (ar1, ar2)[which]
         if which == 1 and not second:
-            return _none
+            return no_gradient
         a1, a2 = numpy.asarray(host(ar1)), numpy.asarray(host(ar2))
         v = vals.asnumpy()
         if weight == 1.0 and second:      # union/xor: the first position in (ar1, ar2)
@@ -278,84 +270,6 @@ defvjp(mnp.setdiff1d, _set_rule(0, second=False), _set_rule(1, second=False))
 defvjp(mnp.intersect1d, _set_rule(0, 0.5), _set_rule(1, 0.5))
 
 
-# ---------------------------------------------------------------- fronts
-_apply_along_axis_prim = mnp.apply_along_axis
-_apply_over_axes_prim = mnp.apply_over_axes
-_fromfunction_prim = mnp.fromfunction
-
-
-def _apply_along_axis_traced(func1d, axis, arr, *args, **kwargs):
-    """numpy.apply_along_axis's algorithm with minpy arrays: slices, then stack."""
-    arr = mnp.asanyarray(arr)
-    nd = arr.ndim
-    axis = normalize_axis_index(axis, nd)
-    view = mnp.moveaxis(arr, axis, -1)
-    lead = view.shape[:-1]
-    inds = list(numpy.ndindex(lead))
-    if not inds:
-        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
-    outs = [mnp.asanyarray(func1d(view[ind + (Ellipsis,)], *args, **kwargs)) for ind in inds]
-    dt, rshape = outs[0].dtype, outs[0].shape
-    outs = [o if o.dtype == dt else o.astype(dt) for o in outs]
-    buff = mnp.reshape(mnp.stack(outs), lead + rshape)
-    dims = list(range(buff.ndim))
-    rnd = len(rshape)
-    return mnp.transpose(buff, dims[:axis] + dims[buff.ndim - rnd:] + dims[axis:buff.ndim - rnd])
-
-
-def apply_along_axis(func1d, axis, arr, *args, **kwargs):
-    """Apply ``func1d`` to 1-D slices along ``axis``. See also numpy.apply_along_axis.
-
-    Differentiable: under a gradient tape ``func1d`` runs on minpy slices and
-    the results are stacked, so gradients flow through what it does.
-    """
-    if _S.tapes:
-        return _apply_along_axis_traced(func1d, axis, arr, *args, **kwargs)
-    return _apply_along_axis_prim(func1d, axis, arr, *args, **kwargs)
-
-
-def apply_over_axes(func, a, axes):
-    """Apply ``func(a, axis)`` repeatedly over ``axes``. See also numpy.apply_over_axes.
-
-    Differentiable: under a gradient tape ``func`` runs on minpy arrays.
-    """
-    if not _S.tapes:
-        return _apply_over_axes_prim(func, a, axes)
-    val = mnp.asarray(a)
-    n = val.ndim
-    if numpy.array(axes).ndim == 0:
-        axes = (axes,)
-    for axis in axes:
-        if axis < 0:
-            axis = n + axis
-        res = func(val, axis)
-        if res.ndim != val.ndim:
-            res = mnp.expand_dims(res, axis)
-            if res.ndim != val.ndim:
-                raise ValueError("function is not returning an array of the correct shape")
-        val = res
-    return val
-
-
-def fromfunction(function, shape, *, dtype=float, like=None, ctx=None, **kwargs):
-    """An array from ``function`` of the index grids. See also numpy.fromfunction.
-
-    Differentiable: under a gradient tape ``function`` gets minpy index arrays,
-    so gradients flow to the arrays it uses (keyword arguments, closures).
-    """
-    if _S.tapes and like is None:
-        if ctx is None:
-            return function(*mnp.indices(shape, dtype=dtype), **kwargs)
-        with ctx:
-            return function(*mnp.indices(shape, dtype=dtype), **kwargs)
-    if like is not None:
-        kwargs["like"] = like
-    return _fromfunction_prim(function, shape, dtype=dtype, ctx=ctx, **kwargs)
-
-
-_install("apply_along_axis", apply_along_axis, numpy.apply_along_axis)
-_install("apply_over_axes", apply_over_axes, numpy.apply_over_axes)
-_install("fromfunction", fromfunction, numpy.fromfunction)
 
 
 # ---------------------------------------------------------------- in-place writes

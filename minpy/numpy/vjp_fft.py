@@ -16,9 +16,8 @@ The rules call minpy's own transforms, so they differentiate again.
 import numpy
 
 from ..core.autograd import def_nondiff
-from ..core.ops import unbroadcast
 import minpy.numpy as mnp
-from .vjp_products import _defvjp
+from .rule_helpers import defvjp_by_name, unbroadcast
 
 __all__ = []
 
@@ -165,21 +164,21 @@ def _shift_maker(inverse):
     return maker
 
 
-_defvjp(_F.fft, _c2c_maker(_F.ifft))
-_defvjp(_F.ifft, _c2c_maker(_F.fft))
-_defvjp(_F.fftn, _c2cn_maker(_F.ifftn))
-_defvjp(_F.ifftn, _c2cn_maker(_F.fftn))
-_defvjp(_F.fft2, _c2cn_maker(_F.ifftn, (-2, -1)))
-_defvjp(_F.ifft2, _c2cn_maker(_F.fftn, (-2, -1)))
-_defvjp(_F.rfft, _rfft_vjp)
-_defvjp(_F.irfft, _irfft_vjp)
-_defvjp(_F.rfftn, _rfftn_maker())
-_defvjp(_F.irfftn, _irfftn_maker())
-_defvjp(_F.rfft2, _rfftn_maker((-2, -1)))
-_defvjp(_F.irfft2, _irfftn_maker((-2, -1)))
-_defvjp(_F.hfft, _hfft_vjp)
-_defvjp(_F.ihfft, _ihfft_vjp)
-_defvjp(_F.fftshift, _shift_maker(False))
-_defvjp(_F.ifftshift, _shift_maker(True))
+defvjp_by_name(_F.fft, _c2c_maker(_F.ifft))
+defvjp_by_name(_F.ifft, _c2c_maker(_F.fft))
+defvjp_by_name(_F.fftn, _c2cn_maker(_F.ifftn))
+defvjp_by_name(_F.ifftn, _c2cn_maker(_F.fftn))
+defvjp_by_name(_F.fft2, _c2cn_maker(_F.ifftn, (-2, -1)))
+defvjp_by_name(_F.ifft2, _c2cn_maker(_F.fftn, (-2, -1)))
+defvjp_by_name(_F.rfft, _rfft_vjp)
+defvjp_by_name(_F.irfft, _irfft_vjp)
+defvjp_by_name(_F.rfftn, _rfftn_maker())
+defvjp_by_name(_F.irfftn, _irfftn_maker())
+defvjp_by_name(_F.rfft2, _rfftn_maker((-2, -1)))
+defvjp_by_name(_F.irfft2, _irfftn_maker((-2, -1)))
+defvjp_by_name(_F.hfft, _hfft_vjp)
+defvjp_by_name(_F.ihfft, _ihfft_vjp)
+defvjp_by_name(_F.fftshift, _shift_maker(False))
+defvjp_by_name(_F.ifftshift, _shift_maker(True))
 # sample frequencies depend only on the length and spacing: no gradient
 def_nondiff(_F.fftfreq, _F.rfftfreq)

@@ -14,86 +14,16 @@ import numpy
 from ..core.array import Array
 from ..core.ops import GETITEM as _GETITEM
 from ..core.autograd import defvjp, def_nondiff
-from ..core.ops import INDEX_UPDATE, unbroadcast
+from ..core.ops import INDEX_UPDATE
 from ..core.call import call
 from ..core.wrappers import make_function
 import minpy.numpy as mnp
+from .rule_helpers import cast_like, host, no_gradient, nograd, per_item, reshape_like, shape_of, unbroadcast
 
-__all__ = ["scatter_add", "gather_vjp", "index_update", "nograd", "host", "shape_of",
-           "cast_like", "reshape_like", "per_item"]
+__all__ = ["scatter_add", "gather_vjp", "index_update"]
 
 
 # ---------------------------------------------------------------- helpers
-def host(x):
-    """Host NumPy value of an index-like argument (Arrays copied to the host)."""
-    if type(x) is Array:
-        return x.asnumpy()
-    if isinstance(x, (list, tuple)) and any(type(e) is Array for e in x):
-        return type(x)(host(e) for e in x)
-    return x
-
-
-def shape_of(x):
-    """Shape of an argument: Array, array-like, or a sequence of equal-shaped items."""
-    if type(x) is Array:
-        return x._data.shape
-    if isinstance(x, (list, tuple)):       # a sequence of equal-shaped items
-        return (len(x),) + (shape_of(x[0]) if x else ())
-    return numpy.shape(x)
-
-
-def _is_array(x):
-    return type(x) is Array
-
-
-def cast_like(g, x):
-    """``g`` in the dtype of ``x`` (real part for a real ``x``); None for integer ``x``."""
-    dt = x.dtype if _is_array(x) else numpy.result_type(x)
-    if not numpy.issubdtype(dt, numpy.inexact):
-        return None
-    if g.dtype == dt:
-        return g
-    if numpy.issubdtype(g.dtype, numpy.complexfloating) and not numpy.issubdtype(
-            dt, numpy.complexfloating):
-        g = mnp.real(g)
-    return g.astype(dt)
-
-
-def reshape_like(g, x):
-    """``g`` reshaped to the shape of ``x``."""
-    return mnp.reshape(g, shape_of(x))
-
-
-def per_item(g, seq):
-    """Gradients for the items of a list/tuple argument from the gradient of its array form."""
-    g = mnp.reshape(g, shape_of(seq))
-    return [cast_like(g[j], e) if _is_array(e) else None for j, e in enumerate(seq)]
-
-
-def _none(g):
-    return None
-
-
-class _NoGrads:
-    """The gradients of a sequence argument none of whose items gets one."""
-
-    def __getitem__(self, item):
-        return None
-
-
-_NO_GRADS = _NoGrads()
-
-
-def _no_grads(g):
-    return _NO_GRADS
-
-
-def nograd(pos):
-    """The VJP maker of positional argument ``pos`` when it gets no gradient (indices,
-    masks, conditions; also a list or tuple of traced integer arrays, as in ``x[where(c)]``)."""
-    def maker(ans, *args, **kwargs):
-        return _no_grads if pos < len(args) and type(args[pos]) in (list, tuple) else _none
-    return maker
 
 
 def _basic_key(key):
@@ -195,7 +125,7 @@ def _update_x_vjp(ans, x, key, value):
 
 def _update_value_vjp(ans, x, key, value):
     if type(value) is not Array:
-        return _none
+        return no_gradient
     if _basic_key(tuple(host(k) for k in _as_tuple(key))):
         return lambda g: unbroadcast(g[key], value)
     # integer arrays may write one element several times: only the write that

@@ -17,7 +17,8 @@ import numpy
 
 from ..core.autograd import def_nondiff, stop_gradient
 import minpy.numpy as mnp
-from .vjp_products import _defvjp, _conj, _H, _fix, _is_complex
+from .rule_helpers import (conj_if_complex, defvjp_by_name, hermitian, is_complex,
+                           unbroadcast_to_operand)
 
 __all__ = []
 
@@ -38,7 +39,7 @@ def _eye(n, dt):
     return numpy.eye(n, dtype=_rdt(dt))
 
 
-def _onehot(k, i, dt):
+def onehot(k, i, dt):
     e = numpy.zeros(k, dtype=_rdt(dt))
     e[i] = 1
     return e
@@ -51,28 +52,28 @@ def _tri_read(G, n, upper, dt):
     e = _eye(n, dt)
     strict = numpy.triu(numpy.ones((n, n), e.dtype), 1) if upper else \
         numpy.tril(numpy.ones((n, n), e.dtype), -1)
-    diag = mnp.real(G) * e if _is_complex(G) else G * e
-    return (G + _H(G)) * strict + diag
+    diag = mnp.real(G) * e if is_complex(G) else G * e
+    return (G + hermitian(G)) * strict + diag
 
 
 def _solve_h(a, y):
     """``a^{-H} y`` for a matrix (stack) ``y``."""
-    return _LA.solve(_H(a), y)
+    return _LA.solve(hermitian(a), y)
 
 
 # ---------------------------------------------------------------- inverses and solves
-def _inv_vjp(ans, a):
-    return lambda g: -_mm(_H(ans), _mm(g, _H(ans)))
+def inv_vjp(ans, a):
+    return lambda g: -_mm(hermitian(ans), _mm(g, hermitian(ans)))
 
 
 def _solve_grads(a, b, x, g):
     if numpy.ndim(b) == 1:                       # NumPy 2: b is a vector only when 1-D
         gb = mnp.reshape(_solve_h(a, _batch(g, 1)), g.shape)
-        ga = -_mm(_batch(gb, 1), _conj(mnp.expand_dims(x, -2)))
+        ga = -_mm(_batch(gb, 1), conj_if_complex(mnp.expand_dims(x, -2)))
     else:
         gb = _solve_h(a, g)
-        ga = -_mm(gb, _H(x))
-    return _fix(ga, a), _fix(gb, b)
+        ga = -_mm(gb, hermitian(x))
+    return unbroadcast_to_operand(ga, a), unbroadcast_to_operand(gb, b)
 
 
 def _solve_maker(which):
@@ -84,7 +85,7 @@ def _tensorinv_vjp(ans, a, ind=2):
     front = int(numpy.prod(shp[:ind]))
     def vjp(g):
         inv2 = mnp.reshape(ans, (-1, front))
-        return mnp.reshape(_inv_vjp(inv2, None)(mnp.reshape(g, (-1, front))), shp)
+        return mnp.reshape(inv_vjp(inv2, None)(mnp.reshape(g, (-1, front))), shp)
     return vjp
 
 
@@ -106,18 +107,18 @@ def _tensorsolve_maker(which):
             ga2, gb = _solve_grads(a2, mnp.reshape(b, (nb,)), mnp.reshape(ans, (nb,)),
                                    mnp.reshape(g, (nb,)))
             if which == 1:
-                return _fix(mnp.reshape(gb, numpy.shape(b)), b)
+                return unbroadcast_to_operand(mnp.reshape(gb, numpy.shape(b)), b)
             ga = mnp.reshape(ga2, at.shape)
             if perm != sorted(perm):
                 ga = mnp.transpose(ga, numpy.argsort(perm).tolist())
-            return _fix(ga, a)
+            return unbroadcast_to_operand(ga, a)
         return vjp
     return maker
 
 
 # ---------------------------------------------------------------- determinants
 def _det_vjp(ans, a):
-    return lambda g: _batch(g * _conj(ans)) * _H(_LA.inv(a))
+    return lambda g: _batch(g * conj_if_complex(ans)) * hermitian(_LA.inv(a))
 
 
 def _slogdet_vjp(ans, a):
@@ -125,9 +126,9 @@ def _slogdet_vjp(ans, a):
     def vjp(g):
         gs, gl = g
         c = gl
-        if _is_complex(sign):   # sign = det/|det| moves with the phase of det
+        if is_complex(sign):   # sign = det/|det| moves with the phase of det
             c = gl - 1j * mnp.imag(mnp.conj(gs) * sign)
-        return _batch(c) * _H(_LA.inv(a))
+        return _batch(c) * hermitian(_LA.inv(a))
     return vjp
 
 
@@ -139,10 +140,10 @@ def _cholesky_vjp(ans, a, /, *, upper=False):
     read = numpy.triu(numpy.ones((n, n), e.dtype), 1) if upper else \
         numpy.tril(numpy.ones((n, n), e.dtype), -1)
     def vjp(g):
-        L, gL = (_H(ans), _H(g)) if upper else (ans, g)
-        P = _mm(_H(L), gL) * phi
-        S = _H(_solve_h(L, _H(_solve_h(L, P))))          # L^-H P L^-1
-        return (S + _H(S)) * (read + 0.5 * e)
+        L, gL = (hermitian(ans), hermitian(g)) if upper else (ans, g)
+        P = _mm(hermitian(L), gL) * phi
+        S = hermitian(_solve_h(L, hermitian(_solve_h(L, P))))          # L^-H P L^-1
+        return (S + hermitian(S)) * (read + 0.5 * e)
     return vjp
 
 
@@ -153,9 +154,9 @@ def _eigh_grad(a, w, v, gw, gv, upper):
         e = _eye(n, w.dtype)
         diff = mnp.expand_dims(w, -2) - mnp.expand_dims(w, -1)       # w_j - w_i
         F = (1 - e) / (diff + e)
-        inner = inner + F * _mm(_H(v), gv)
-    G = _mm(v, _mm(inner, _H(v)))
-    return _fix(_tri_read(G, n, upper, w.dtype), a)
+        inner = inner + F * _mm(hermitian(v), gv)
+    G = _mm(v, _mm(inner, hermitian(v)))
+    return unbroadcast_to_operand(_tri_read(G, n, upper, w.dtype), a)
 
 
 def _eigh_vjp(ans, a, UPLO="L"):
@@ -171,7 +172,7 @@ def _eigvalsh_vjp(ans, a, UPLO="L"):
 
 
 # ---------------------------------------------------------------- svd, pinv
-def _svd_grad(a, u, s, vh, gu, gs, gvh):
+def svd_grad(a, u, s, vh, gu, gs, gvh):
     m, n = numpy.shape(a)[-2:]
     k = min(m, n)
     e = _eye(k, s.dtype)
@@ -180,24 +181,24 @@ def _svd_grad(a, u, s, vh, gu, gs, gvh):
         s2 = s * s
         F = (1 - e) / (mnp.expand_dims(s2, -2) - mnp.expand_dims(s2, -1) + e)  # 1/(s_j^2-s_i^2)
         srow, scol = mnp.expand_dims(s, -2), mnp.expand_dims(s, -1)
-        v = _H(vh)
+        v = hermitian(vh)
     if gu is not None:
-        uhgu = _mm(_H(u), gu)
-        inner = inner + (F * (uhgu - _H(uhgu))) * srow
-        if _is_complex(uhgu):
+        uhgu = _mm(hermitian(u), gu)
+        inner = inner + (F * (uhgu - hermitian(uhgu))) * srow
+        if is_complex(uhgu):
             inner = inner + 1j * mnp.imag(uhgu * e) / (2 * srow)
     if gvh is not None:
-        gv = _H(gvh)
+        gv = hermitian(gvh)
         vhgv = _mm(vh, gv)
-        inner = inner + scol * (F * (vhgv - _H(vhgv)))
-        if _is_complex(vhgv):
+        inner = inner + scol * (F * (vhgv - hermitian(vhgv)))
+        if is_complex(vhgv):
             inner = inner - 1j * mnp.imag(vhgv * e) / (2 * srow)
     ga = _mm(u, _mm(inner, vh))
     if gu is not None and m > k:                  # (I - U U^H) gU S^-1 V^H
         t = gu / srow
-        ga = ga + _mm(t - _mm(u, _mm(_H(u), t)), vh)
+        ga = ga + _mm(t - _mm(u, _mm(hermitian(u), t)), vh)
     if gvh is not None and n > k:                 # U S^-1 gV^H (I - V V^H)
-        t = _H(gv) / scol
+        t = hermitian(gv) / scol
         ga = ga + _mm(u, t - _mm(_mm(t, v), vh))
     return ga
 
@@ -207,31 +208,31 @@ def _svd_vjp(ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     def vjp(g):
         if not compute_uv:
             u, s, vh = _LA.svd(a, full_matrices=False, hermitian=hermitian)
-            ga = _svd_grad(a, u, s, vh, None, g, None)
+            ga = svd_grad(a, u, s, vh, None, g, None)
         else:
             if full_matrices and m != n:
                 raise TypeError("minpy.grad: svd(full_matrices=True) of a non-square matrix "
                                 "has no gradient (the extra singular vectors are not unique); "
                                 "use full_matrices=False")
             u, s, vh = ans
-            ga = _svd_grad(a, u, s, vh, g[0], g[1], g[2])
+            ga = svd_grad(a, u, s, vh, g[0], g[1], g[2])
         if hermitian:
             ga = _tri_read(ga, n, False, s.dtype)
-        return _fix(ga, a)
+        return unbroadcast_to_operand(ga, a)
     return vjp
 
 
 def _svdvals_vjp(ans, x, /):
     def vjp(g):
         u, s, vh = _LA.svd(x, full_matrices=False)
-        return _fix(_svd_grad(x, u, s, vh, None, g, None), x)
+        return unbroadcast_to_operand(svd_grad(x, u, s, vh, None, g, None), x)
     return vjp
 
 
 def _pinv_grad(a, p, g):
     """Gradient of ``P = pinv(A)`` at constant rank:
     ``-P^H g P^H + (I - A P) g^H P P^H + P^H P g^H (I - P A)``."""
-    ph, gh = _H(p), _H(g)
+    ph, gh = hermitian(p), hermitian(g)
     x = _mm(gh, _mm(p, ph))
     y = _mm(ph, _mm(p, gh))
     return -_mm(ph, _mm(g, ph)) + x - _mm(a, _mm(p, x)) + y - _mm(_mm(y, p), a)
@@ -242,7 +243,7 @@ def _pinv_vjp(ans, a, rcond=None, hermitian=False, **kw):
         ga = _pinv_grad(a, ans, g)
         if hermitian:
             ga = _tri_read(ga, numpy.shape(a)[-1], False, ans.dtype)
-        return _fix(ga, a)
+        return unbroadcast_to_operand(ga, a)
     return vjp
 
 
@@ -254,15 +255,15 @@ def _qr_square(q, r, gq, gr):
     low = numpy.tril(numpy.ones((n, n), e.dtype), -1)
     M = 0
     if gr is not None:
-        M = _mm(r, _H(gr))
+        M = _mm(r, hermitian(gr))
     if gq is not None:
-        M = M - _mm(_H(gq), q)
+        M = M - _mm(hermitian(gq), q)
     b = gq if gq is not None else 0
     if not isinstance(M, int):
         Ml = M * low
-        diag = mnp.real(M) * e if _is_complex(M) else M * e
-        b = b + _mm(q, Ml + _H(Ml) + diag)
-    return _H(_LA.solve(r, _H(b)))
+        diag = mnp.real(M) * e if is_complex(M) else M * e
+        b = b + _mm(q, Ml + hermitian(Ml) + diag)
+    return hermitian(_LA.solve(r, hermitian(b)))
 
 
 def _qr_vjp(ans, a, mode="reduced"):
@@ -277,22 +278,22 @@ def _qr_vjp(ans, a, mode="reduced"):
         else:
             (q, r), (gq, gr) = ans, g
         if m >= n:
-            return _fix(_qr_square(q, r, gq, gr), a)
+            return unbroadcast_to_operand(_qr_square(q, r, gq, gr), a)
         x, y = a[..., :m], a[..., m:]
         gx_r, gy_r = (gr[..., :m], gr[..., m:]) if gr is not None else (None, None)
         gy = _mm(q, gy_r) if gy_r is not None else mnp.zeros_like(y)
         gq2 = gq
         if gy_r is not None:
-            gq2 = _mm(y, _H(gy_r)) if gq is None else gq + _mm(y, _H(gy_r))
+            gq2 = _mm(y, hermitian(gy_r)) if gq is None else gq + _mm(y, hermitian(gy_r))
         gx = _qr_square(q, r[..., :m], gq2, gx_r)
-        return _fix(mnp.concatenate([gx, gy], axis=-1), a)
+        return unbroadcast_to_operand(mnp.concatenate([gx, gy], axis=-1), a)
     return vjp
 
 
 # ---------------------------------------------------------------- eig (eigenvalues only)
 def _eig_values_grad(a, w, v, gw):
-    G = _mm(_H(_LA.inv(v)), mnp.expand_dims(gw, -1) * _H(v))   # V^-H diag(gw) V^H
-    return _fix(G, a)
+    G = _mm(hermitian(_LA.inv(v)), mnp.expand_dims(gw, -1) * hermitian(v))   # V^-H diag(gw) V^H
+    return unbroadcast_to_operand(G, a)
 
 
 def _eig_vjp(ans, a):
@@ -321,9 +322,9 @@ def _power_grad(b, m, g):
         pw.append(_mm(pw[-1], b))
     total = None
     for k in range(m):
-        t = g if k == 0 else _mm(_H(pw[k]), g)
+        t = g if k == 0 else _mm(hermitian(pw[k]), g)
         if m - 1 - k:
-            t = _mm(t, _H(pw[m - 1 - k]))
+            t = _mm(t, hermitian(pw[m - 1 - k]))
         total = t if total is None else total + t
     return total
 
@@ -336,7 +337,7 @@ def _matrix_power_vjp(ans, a, n):
         if n > 0:
             return _power_grad(a, n, g)
         b = _LA.inv(a)
-        return _inv_vjp(b, a)(_power_grad(b, -n, g))
+        return inv_vjp(b, a)(_power_grad(b, -n, g))
     return vjp
 
 
@@ -351,11 +352,11 @@ def _multi_dot_vjp(ans, arrays, *, out=None):
         G = mnp.reshape(g, (mats[0].shape[0], mats[-1].shape[1]))
         lefts = [G]                                   # (A_0..A_{i-1})^H G
         for x in mats[:-1]:
-            lefts.append(_mm(_H(x), lefts[-1]))
+            lefts.append(_mm(hermitian(x), lefts[-1]))
         out_grads, right = [None] * len(mats), None   # right = A_{i+1}..A_{n-1}
         for i in range(len(mats) - 1, -1, -1):
-            gi = lefts[i] if right is None else _mm(lefts[i], _H(right))
-            out_grads[i] = _fix(mnp.reshape(gi, shapes[i]), arrays[i])
+            gi = lefts[i] if right is None else _mm(lefts[i], hermitian(right))
+            out_grads[i] = unbroadcast_to_operand(mnp.reshape(gi, shapes[i]), arrays[i])
             right = mats[i] if right is None else _mm(mats[i], right)
         return out_grads
     return vjp
@@ -370,43 +371,43 @@ def _lstsq_maker(which):
             p = _LA.pinv(a)
             xc, gxc, bc = (_batch(x, 1), _batch(gx, 1), _batch(b, 1)) if vec else (x, gx, b)
             if which == 1:
-                gb = _mm(_H(p), gxc)
+                gb = _mm(hermitian(p), gxc)
             else:
-                ga = _pinv_grad(a, p, _mm(gxc, _H(bc)))
+                ga = _pinv_grad(a, p, _mm(gxc, hermitian(bc)))
             if gres.size:                      # residuals |b - A x|^2 (full rank, m > n)
                 r = bc - _mm(a, xc)
                 rg = r * gres
                 if which == 1:
                     gb = gb + 2 * rg
                 else:
-                    ga = ga - 2 * _mm(rg, _H(xc))
+                    ga = ga - 2 * _mm(rg, hermitian(xc))
             if which == 1:
-                return _fix(mnp.reshape(gb, numpy.shape(b)), b)
+                return unbroadcast_to_operand(mnp.reshape(gb, numpy.shape(b)), b)
             if bool(mnp.any(stop_gradient(gs) != 0)):
                 u, s, vh = _LA.svd(a, full_matrices=False)
-                ga = ga + _svd_grad(a, u, s, vh, None, gs, None)
-            return _fix(ga, a)
+                ga = ga + svd_grad(a, u, s, vh, None, gs, None)
+            return unbroadcast_to_operand(ga, a)
         return vjp
     return maker
 
 
-_defvjp(_LA.inv, _inv_vjp)
-_defvjp(_LA.solve, _solve_maker(0), _solve_maker(1))
-_defvjp(_LA.tensorinv, _tensorinv_vjp)
-_defvjp(_LA.tensorsolve, _tensorsolve_maker(0), _tensorsolve_maker(1))
-_defvjp(_LA.det, _det_vjp)
-_defvjp(_LA.slogdet, _slogdet_vjp)
-_defvjp(_LA.cholesky, _cholesky_vjp)
-_defvjp(_LA.eigh, _eigh_vjp)
-_defvjp(_LA.eigvalsh, _eigvalsh_vjp)
-_defvjp(_LA.svd, _svd_vjp)
-_defvjp(_LA.svdvals, _svdvals_vjp)
-_defvjp(_LA.pinv, _pinv_vjp)
-_defvjp(_LA.qr, _qr_vjp)
-_defvjp(_LA.eig, _eig_vjp)
-_defvjp(_LA.eigvals, _eigvals_vjp)
-_defvjp(_LA.matrix_power, _matrix_power_vjp)
-_defvjp(_LA.multi_dot, _multi_dot_vjp)
-_defvjp(_LA.lstsq, _lstsq_maker(0), _lstsq_maker(1))
+defvjp_by_name(_LA.inv, inv_vjp)
+defvjp_by_name(_LA.solve, _solve_maker(0), _solve_maker(1))
+defvjp_by_name(_LA.tensorinv, _tensorinv_vjp)
+defvjp_by_name(_LA.tensorsolve, _tensorsolve_maker(0), _tensorsolve_maker(1))
+defvjp_by_name(_LA.det, _det_vjp)
+defvjp_by_name(_LA.slogdet, _slogdet_vjp)
+defvjp_by_name(_LA.cholesky, _cholesky_vjp)
+defvjp_by_name(_LA.eigh, _eigh_vjp)
+defvjp_by_name(_LA.eigvalsh, _eigvalsh_vjp)
+defvjp_by_name(_LA.svd, _svd_vjp)
+defvjp_by_name(_LA.svdvals, _svdvals_vjp)
+defvjp_by_name(_LA.pinv, _pinv_vjp)
+defvjp_by_name(_LA.qr, _qr_vjp)
+defvjp_by_name(_LA.eig, _eig_vjp)
+defvjp_by_name(_LA.eigvals, _eigvals_vjp)
+defvjp_by_name(_LA.matrix_power, _matrix_power_vjp)
+defvjp_by_name(_LA.multi_dot, _multi_dot_vjp)
+defvjp_by_name(_LA.lstsq, _lstsq_maker(0), _lstsq_maker(1))
 # matrix_rank: an integer (count of singular values above a tolerance); no gradient.
 def_nondiff(_LA.matrix_rank)

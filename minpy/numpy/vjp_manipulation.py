@@ -13,14 +13,12 @@ import numpy
 
 from ..core.array import Array
 from ..core.ops import ASTYPE as _ASTYPE, COPY as _COPY, VIEW as _VIEW
-from .array_methods import NP_TO_MINPY as _NP_TO_MINPY
+from .fronts import block_leaves, rebuild_nested
 from ..core.autograd import defvjp
-from ..core.ops import unbroadcast
-from ..core.wrappers import make_function
-from ..dispatch import state
 import minpy.numpy as mnp
-from .vjp_indexing import (cast_like as _cast_like, gather_vjp, host, nograd, per_item,
-                           reshape_like as _reshape_like, scatter_add, shape_of as _shape)
+from .rule_helpers import (cast_like as _cast_like, host, nograd, per_item,
+                           reshape_like as _reshape_like, shape_of as _shape, unbroadcast)
+from .vjp_indexing import gather_vjp, scatter_add
 
 _NOVALUE = numpy._NoValue
 _MAX_VARARGS = 32       # positional rules registered for ``*arys`` functions
@@ -185,30 +183,13 @@ defvjp(mnp.column_stack, _joined(lambda s: s if len(s) >= 2 else (int(numpy.prod
 
 
 # ---------------------------------------------------------------- block
-def _leaves(nested, out):
-    if type(nested) is list:
-        for e in nested:
-            _leaves(e, out)
-    else:
-        out.append(nested)
-    return out
-
-
-def _rebuild(structure, leaves):
-    it = iter(leaves)
-
-    def build(s):
-        return [build(e) for e in s] if type(s) is list else next(it)
-    return build(structure)
-
-
 def _block_map(structure, leaves):
     """Index map of ``block``: element numbers of the concatenated flat leaves."""
     sizes = [int(numpy.prod(_shape(x))) for x in leaves]
     starts = numpy.concatenate([[0], numpy.cumsum(sizes)]).astype(numpy.int64)
     numbered = [numpy.arange(starts[k], starts[k + 1]).reshape(_shape(x))
                 for k, x in enumerate(leaves)]
-    return numpy.block(_rebuild(structure, numbered)), sizes
+    return numpy.block(rebuild_nested(structure, numbered)), sizes
 
 
 def _block_grads(g, structure, leaves):
@@ -225,40 +206,9 @@ def _block_vjp(ans, arrays):
     return lambda g: _block_grads(g, arrays, arrays)
 
 
-def _skeleton(nested):
-    return [_skeleton(e) for e in nested] if type(nested) is list else None
-
-
 defvjp(mnp.block, _block_vjp)
-_block_leaves = make_function(
-    "block_leaves", None, name="block_leaves",
-    forward=lambda xp, leaves, structure: xp.block(_rebuild(structure, list(leaves))),
-    doc="``block`` of nested lists given as flat leaves (how minpy traces nested blocks).")
-defvjp(_block_leaves, lambda ans, leaves, structure:
+defvjp(block_leaves, lambda ans, leaves, structure:
        lambda g: _block_grads(g, structure, leaves), nograd(1))
-_block_prim = mnp.block
-
-
-def block(arrays):
-    """Assemble an array from nested lists of blocks. See also numpy.block.
-
-    Under a gradient tape, traced arrays nested deeper than the top-level list
-    are routed through one primitive over the flattened blocks, so their
-    gradients are recorded.
-    """
-    if state.S.tapes and type(arrays) is list and any(type(e) is list for e in arrays):
-        leaves = _leaves(arrays, [])
-        if any(_is_array(x) and x._node is not None for x in leaves):
-            return _block_leaves(leaves, _skeleton(arrays))
-    return _block_prim(arrays)
-
-
-block._prim = _block_prim._prim
-block.__wrapped_numpy__ = numpy.block
-mnp.block = block
-_NP_TO_MINPY[numpy.block] = block        # numpy.block(...) on minpy arrays comes here too
-
-
 # ---------------------------------------------------------------- splitting
 def _split_vjp(axis_of):
     def maker(ans, ary, indices_or_sections, axis=0):

@@ -19,7 +19,7 @@ Choices:
 - ``matmul``/``vecdot``/``matvec``/``vecmat`` broadcast and take 1-D operands;
   ``axes=``, ``axis=`` and ``keepdims=True`` move the core axes last (_gufunc_axes.py);
 - ``i0``, ``polyval``, ``trapezoid`` and ``interp`` are differentiated through
-  a re-implementation in minpy functions (``_via``); ``interp`` has no
+  a re-implementation in minpy functions (``vjp_via_reference``); ``interp`` has no
   gradient w.r.t. ``xp``;
 - every binary ufunc's ``outer`` method gets the elementwise rule.
 
@@ -31,12 +31,12 @@ import numbers
 
 import numpy
 
-from ..core import autograd
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
-from ..core.ops import unbroadcast as _ub
 from ..core.wrappers import ufunc as _ufunc_type
 from ..core.array import Array
 import minpy.numpy as mnp
+from .rule_helpers import (conj_if_complex, is_complex, real_part, real_vdot, unbroadcast,
+                           vjp_via_reference)
 
 __all__ = ["NONDIFF_UFUNCS", "NONDIFF_FUNCTIONS"]
 
@@ -54,30 +54,6 @@ NONDIFF_FUNCTIONS = ("around", "round", "fix")
 
 
 # ------------------------------------------------------------------ helpers
-def _iscplx(x):
-    t = type(x)
-    if t is Array:
-        return x._data.dtype.kind == "c"
-    if t is float or t is int:
-        return False
-    dt = getattr(x, "dtype", None)
-    if dt is not None:
-        return dt.kind == "c"
-    if isinstance(x, (list, tuple)):
-        return numpy.iscomplexobj(numpy.asarray(x))
-    return isinstance(x, complex)
-
-
-def _cj(x):
-    """conj(x), skipped for real x."""
-    return mnp.conj(x) if _iscplx(x) else x
-
-
-def _re(g):
-    """The cotangent of a real-valued output: only its real part matters."""
-    return mnp.real(g) if _iscplx(g) else g
-
-
 def _mask(g, where):
     if type(g) is tuple:
         return tuple(mnp.where(where, gi, 0) for gi in g)
@@ -93,7 +69,7 @@ def _maker(d, i, with_kw):
             if where is not True:
                 g = _mask(g, where)
             r = vjp(g)
-            return None if r is None else _ub(r, target)
+            return None if r is None else unbroadcast(r, target)
         return apply
 
     def maker(ans, *args, **kw):
@@ -101,7 +77,7 @@ def _maker(d, i, with_kw):
             return general(ans, *args, **kw)
         vjp = d(ans, *args)
         target = args[i]
-        return lambda g: _ub(vjp(g), target)
+        return lambda g: unbroadcast(vjp(g), target)
     return maker
 
 
@@ -115,44 +91,12 @@ def _holo(uf, deriv):
     """Unary holomorphic (or real) ``uf`` with derivative ``deriv(ans, x)``."""
     def d(ans, x):
         dx = deriv(ans, x)
-        return (lambda g: g * mnp.conj(dx)) if _iscplx(dx) else (lambda g: g * dx)
+        return (lambda g: g * mnp.conj(dx)) if is_complex(dx) else (lambda g: g * dx)
     _rules(uf, d)
 
 
 def _zero(ans, *args):
     return lambda g: None
-
-
-def _real_vdot(out, g):
-    """``Re <out, g>`` summed, over every floating output of a tuple ``out``."""
-    if isinstance(out, tuple):
-        total = 0.0
-        for o, gi in zip(out, g):
-            if type(o) is Array and o.dtype.kind in "fc" and type(gi) is Array \
-                    and gi.dtype.kind in "fc":
-                total = total + _real_vdot(o, gi)
-        return total
-    if _iscplx(out) or _iscplx(g):
-        return mnp.sum(mnp.real(out * mnp.conj(g)))
-    return mnp.sum(out * g)
-
-
-def _via(ref, key, pass_ans=False):
-    """VJP maker of ``ref`` (a minpy re-implementation of the function) w.r.t.
-    positional ``key`` (int) or keyword ``key`` (str), by differentiating it.
-    ``pass_ans``: ``ref`` takes NumPy's result first (for output shapes)."""
-    def maker(ans, *args, **kw):
-        def vjp(g):
-            def inner(v):
-                a, k = list(args), dict(kw)
-                if isinstance(key, int):
-                    a[key] = v
-                else:
-                    k[key] = v
-                return _real_vdot(ref(ans, *a, **k) if pass_ans else ref(*a, **k), g)
-            return autograd.grad(inner)(args[key] if isinstance(key, int) else kw[key])
-        return vjp
-    return maker
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -168,7 +112,7 @@ _holo(mnp.reciprocal, lambda ans, x: -ans * ans)
 _holo(mnp.exp, lambda ans, x: ans)
 _holo(mnp.exp2, lambda ans, x: ans * _LN2)
 _holo(mnp.expm1, lambda ans, x: ans + 1.0)
-_rules(mnp.log, lambda ans, x: lambda g: g / _cj(x))
+_rules(mnp.log, lambda ans, x: lambda g: g / conj_if_complex(x))
 _holo(mnp.log2, lambda ans, x: 1.0 / (x * _LN2))
 _holo(mnp.log10, lambda ans, x: 1.0 / (x * _LN10))
 _holo(mnp.log1p, lambda ans, x: 1.0 / (x + 1.0))
@@ -191,14 +135,14 @@ for _f in (mnp.rad2deg, mnp.degrees):
 
 
 def _abs_d(ans, x):
-    if _iscplx(x):       # |z| is real: g_in = Re(g) * z / |z| (0 at z = 0)
-        return lambda g: _re(g) * x / mnp.where(ans == 0, 1, ans)
+    if is_complex(x):       # |z| is real: g_in = Re(g) * z / |z| (0 at z = 0)
+        return lambda g: real_part(g) * x / mnp.where(ans == 0, 1, ans)
     return lambda g: g * mnp.sign(x)
 
 
 def _sign_d(ans, x):
-    if _iscplx(x):       # sign(z) = z / |z|
-        return lambda g: _via(lambda z: z / mnp.abs(z), 0)(ans, x)(g)
+    if is_complex(x):       # sign(z) = z / |z|
+        return lambda g: vjp_via_reference(lambda z: z / mnp.abs(z), 0)(ans, x)(g)
     return lambda g: None
 
 
@@ -210,12 +154,12 @@ _rules(mnp.conjugate, lambda ans, x: lambda g: mnp.conj(g))
 # ------------------------------------------------------------------ binary ufuncs
 _rules(mnp.add, lambda ans, x, y: lambda g: g, lambda ans, x, y: lambda g: g)
 # y's gradient is summed down to y's shape first, then negated (the smaller array)
-_rules(mnp.subtract, lambda ans, x, y: lambda g: g, lambda ans, x, y: lambda g: -_ub(g, y))
+_rules(mnp.subtract, lambda ans, x, y: lambda g: g, lambda ans, x, y: lambda g: -unbroadcast(g, y))
 _rules(mnp.multiply,
-       lambda ans, x, y: (lambda g: g * mnp.conj(y)) if _iscplx(y) else (lambda g: g * y),
-       lambda ans, x, y: (lambda g: g * mnp.conj(x)) if _iscplx(x) else (lambda g: g * x))
-_rules(mnp.divide, lambda ans, x, y: lambda g: g / _cj(y),
-       lambda ans, x, y: lambda g: -g * _cj(ans / y))
+       lambda ans, x, y: (lambda g: g * mnp.conj(y)) if is_complex(y) else (lambda g: g * y),
+       lambda ans, x, y: (lambda g: g * mnp.conj(x)) if is_complex(x) else (lambda g: g * x))
+_rules(mnp.divide, lambda ans, x, y: lambda g: g / conj_if_complex(y),
+       lambda ans, x, y: lambda g: -g * conj_if_complex(ans / y))
 
 
 def _pow_dx(power):
@@ -223,15 +167,15 @@ def _pow_dx(power):
         if isinstance(y, numbers.Number):
             if y == 0:
                 return lambda g: None
-            return lambda g: g * _cj(y * power(x, y - 1))
+            return lambda g: g * conj_if_complex(y * power(x, y - 1))
         # x ** where(y, y - 1, 1): no 0 * inf at x = y = 0
-        return lambda g: g * _cj(y * power(x, mnp.where(y == 0, 1, y - 1)))
+        return lambda g: g * conj_if_complex(y * power(x, mnp.where(y == 0, 1, y - 1)))
     return d
 
 
 def _pow_dy(ans, x, y):
     # log(x) with x = 0 replaced (there d/dy x**y = 0 for y > 0)
-    return lambda g: g * _cj(ans * mnp.log(mnp.where(x == 0, 1, x)))
+    return lambda g: g * conj_if_complex(ans * mnp.log(mnp.where(x == 0, 1, x)))
 
 
 _rules(mnp.power, _pow_dx(mnp.power), _pow_dy)
@@ -306,9 +250,9 @@ def _matmul_d(i):
             if mnp.ndim(a) == 1:
                 g = mnp.expand_dims(g, -2)
             if i == 0:
-                r = mnp.matmul(g, mnp.swapaxes(_cj(b2), -1, -2))
+                r = mnp.matmul(g, mnp.swapaxes(conj_if_complex(b2), -1, -2))
                 return r[..., 0, :] if mnp.ndim(a) == 1 else r
-            r = mnp.matmul(mnp.swapaxes(_cj(a2), -1, -2), g)
+            r = mnp.matmul(mnp.swapaxes(conj_if_complex(a2), -1, -2), g)
             return r[..., 0] if mnp.ndim(b) == 1 else r
         return vjp
     return d
@@ -318,16 +262,16 @@ _rules(mnp.matmul, _on_core_axes("matmul", 0, _matmul_d(0)),
        _on_core_axes("matmul", 1, _matmul_d(1)), with_kw=True)
 # vecdot(x1, x2) = sum(conj(x1) * x2, -1); matvec(A, v) = A @ v; vecmat(x, A) = conj(x) @ A
 _rules(mnp.vecdot,
-       _on_core_axes("vecdot", 0, lambda ans, x1, x2: lambda g: _cj(g)[..., None] * x2),
+       _on_core_axes("vecdot", 0, lambda ans, x1, x2: lambda g: conj_if_complex(g)[..., None] * x2),
        _on_core_axes("vecdot", 1, lambda ans, x1, x2: lambda g: g[..., None] * x1),
        with_kw=True)
 _rules(mnp.matvec,
        _on_core_axes("matvec", 0,
-                     lambda ans, a, v: lambda g: g[..., :, None] * _cj(v)[..., None, :]),
-       _on_core_axes("matvec", 1, lambda ans, a, v: lambda g: _cj(mnp.vecmat(g, a))),
+                     lambda ans, a, v: lambda g: g[..., :, None] * conj_if_complex(v)[..., None, :]),
+       _on_core_axes("matvec", 1, lambda ans, a, v: lambda g: conj_if_complex(mnp.vecmat(g, a))),
        with_kw=True)
 _rules(mnp.vecmat,
-       _on_core_axes("vecmat", 0, lambda ans, x, a: lambda g: mnp.matvec(a, _cj(g))),
+       _on_core_axes("vecmat", 0, lambda ans, x, a: lambda g: mnp.matvec(a, conj_if_complex(g))),
        _on_core_axes("vecmat", 1, lambda ans, x, a: lambda g: x[..., :, None] * g[..., None, :]),
        with_kw=True)
 
@@ -335,15 +279,15 @@ def_nondiff(*[getattr(mnp, n) for n in NONDIFF_UFUNCS + NONDIFF_FUNCTIONS])
 
 
 # ------------------------------------------------------------------ complex parts
-_rules(mnp.real, lambda ans, x: lambda g: _re(g))
-_rules(mnp.imag, lambda ans, x: (lambda g: 1j * _re(g)) if _iscplx(x) else (lambda g: None))
+_rules(mnp.real, lambda ans, x: lambda g: real_part(g))
+_rules(mnp.imag, lambda ans, x: (lambda g: 1j * real_part(g)) if is_complex(x) else (lambda g: None))
 
 
 def _angle_d(ans, z, deg=False):
-    if not _iscplx(z):
+    if not is_complex(z):
         return lambda g: None          # 0 or pi: piecewise constant
     scale = 1.0 / _D2R if deg else 1.0
-    return lambda g: _ub(1j * scale * _re(g) / mnp.conj(z), z)
+    return lambda g: unbroadcast(1j * scale * real_part(g) / mnp.conj(z), z)
 
 
 defvjp(mnp.angle, _angle_d)
@@ -363,19 +307,19 @@ def _clip_d(part):
         m = a if lo is None else mnp.maximum(a, lo)
         to_hi = mnp.zeros(mnp.shape(ans), bool) if hi is None else m > hi
         if part == "hi":
-            return lambda g: _ub(mnp.where(to_hi, g, 0), hi)
+            return lambda g: unbroadcast(mnp.where(to_hi, g, 0), hi)
         to_lo = mnp.zeros(mnp.shape(ans), bool) if lo is None else a < lo
         sel = to_lo if part == "lo" else ~to_lo
         target = lo if part == "lo" else a
-        return lambda g: _ub(mnp.where(to_hi, 0, mnp.where(sel, g, 0)), target)
+        return lambda g: unbroadcast(mnp.where(to_hi, 0, mnp.where(sel, g, 0)), target)
     return maker
 
 
 defvjp(mnp.clip, _clip_d("a"), _clip_d("lo"), _clip_d("hi"), a_min=_clip_d("lo"),
        min=_clip_d("lo"), a_max=_clip_d("hi"), max=_clip_d("hi"))
 defvjp(mnp.where, _zero,
-       lambda ans, c, x, y: lambda g: _ub(mnp.where(c, g, 0), x),
-       lambda ans, c, x, y: lambda g: _ub(mnp.where(c, 0, g), y))
+       lambda ans, c, x, y: lambda g: unbroadcast(mnp.where(c, g, 0), x),
+       lambda ans, c, x, y: lambda g: unbroadcast(mnp.where(c, 0, g), y))
 defvjp(mnp.nan_to_num, lambda ans, x, *a, **k: lambda g: mnp.where(mnp.isfinite(x), g, 0))
 defvjp(mnp.real_if_close, lambda ans, a, *args, **kw: lambda g: g)
 # unwrap adds piecewise-constant multiples of the period
@@ -387,7 +331,7 @@ def _sinc_d(ans, x):
     small = mnp.abs(x) < 1e-3
     safe = mnp.where(small, 1.0, x)
     series = x * (x * x * (math.pi ** 4 / 30.0) - math.pi ** 2 / 3.0)
-    return lambda g: g * _cj(mnp.where(small, series, (mnp.cos(math.pi * safe) - ans) / safe))
+    return lambda g: g * conj_if_complex(mnp.where(small, series, (mnp.cos(math.pi * safe) - ans) / safe))
 
 
 _rules(mnp.sinc, _sinc_d)
@@ -456,12 +400,12 @@ def _interp_ref(x, xp, fp, left=None, right=None, period=None):
     return mnp.where(xs > xp[-1], fp[-1] if right is None else right, val)
 
 
-defvjp(mnp.interp, _via(_interp_ref, 0), None, _via(_interp_ref, 2), _via(_interp_ref, 3),
-       _via(_interp_ref, 4), left=_via(_interp_ref, "left"), right=_via(_interp_ref, "right"))
-defvjp(mnp.i0, _via(_i0_ref, 0))
-defvjp(mnp.polyval, _via(_polyval_ref, 0), _via(_polyval_ref, 1))
-defvjp(mnp.trapezoid, _via(_trapezoid_ref, 0), _via(_trapezoid_ref, 1), _via(_trapezoid_ref, 2),
-       x=_via(_trapezoid_ref, "x"), dx=_via(_trapezoid_ref, "dx"))
+defvjp(mnp.interp, vjp_via_reference(_interp_ref, 0), None, vjp_via_reference(_interp_ref, 2), vjp_via_reference(_interp_ref, 3),
+       vjp_via_reference(_interp_ref, 4), left=vjp_via_reference(_interp_ref, "left"), right=vjp_via_reference(_interp_ref, "right"))
+defvjp(mnp.i0, vjp_via_reference(_i0_ref, 0))
+defvjp(mnp.polyval, vjp_via_reference(_polyval_ref, 0), vjp_via_reference(_polyval_ref, 1))
+defvjp(mnp.trapezoid, vjp_via_reference(_trapezoid_ref, 0), vjp_via_reference(_trapezoid_ref, 1), vjp_via_reference(_trapezoid_ref, 2),
+       x=vjp_via_reference(_trapezoid_ref, "x"), dx=vjp_via_reference(_trapezoid_ref, "dx"))
 
 
 # ------------------------------------------------------------------ convolve / correlate

@@ -2,7 +2,6 @@
 returns a plain (unrecorded) result. Chapter files add their own; this file
 holds the cross-cutting ones (creation from shapes, predicates, queries)."""
 from ..core.autograd import def_nondiff
-from . import _namespace  # noqa: F401
 import minpy.numpy as _mnp
 
 _NAMES = (

@@ -10,8 +10,8 @@ import numpy
 
 from ..core.autograd import stop_gradient
 import minpy.numpy as mnp
-from .vjp_products import _defvjp, _fix, _is_complex
-from .vjp_linalg import _inv_vjp, _onehot, _svd_grad
+from .rule_helpers import defvjp_by_name, is_complex, unbroadcast_to_operand
+from .vjp_linalg import inv_vjp, onehot, svd_grad
 
 __all__ = []
 
@@ -21,7 +21,7 @@ _mm = mnp.matmul
 
 # ---------------------------------------------------------------- norms
 def _sgn(x):
-    if _is_complex(x):
+    if is_complex(x):
         ax = mnp.abs(x)
         return x / mnp.where(stop_gradient(ax) == 0, 1, ax)
     return mnp.sign(x)
@@ -31,7 +31,7 @@ def _ext_mask(z, axes, lowest):
     """Untraced weights 1/count on the entries of ``z`` equal to its max (min) over ``axes``."""
     z = stop_gradient(z)
     ext = (mnp.min if lowest else mnp.max)(z, axis=axes, keepdims=True)
-    mask = mnp.asarray(z == ext, dtype=z.real.dtype if _is_complex(z) else z.dtype)
+    mask = mnp.asarray(z == ext, dtype=z.real.dtype if is_complex(z) else z.dtype)
     return mask / mnp.sum(mask, axis=axes, keepdims=True)
 
 
@@ -60,7 +60,7 @@ def _matrix_norm_grad(x, n, g, ord, r, c):
             core = _mm(u, vh)
         else:
             k = s.shape[-1]
-            core = _mm(u * _onehot(k, 0 if ord == 2 else k - 1, s.dtype), vh)
+            core = _mm(u * onehot(k, 0 if ord == 2 else k - 1, s.dtype), vh)
         return g * mnp.moveaxis(core, (-2, -1), (r, c))
     if ord in (1, -1):
         sums = mnp.sum(mnp.abs(x), axis=r, keepdims=True)
@@ -88,7 +88,7 @@ def _norm_grad(x, ans, g, ord, axis, keepdims):
         gx = _matrix_norm_grad(x, ans, g, ord, axes[0], axes[1])
     else:
         gx = _vector_norm_grad(x, ans, g, ord, axes)
-    return _fix(gx, x)
+    return unbroadcast_to_operand(gx, x)
 
 
 def _norm_vjp(ans, x, ord=None, axis=None, keepdims=False):
@@ -103,7 +103,7 @@ def _vector_norm_vjp(ans, x, /, *, axis=None, keepdims=False, ord=2):
         ax = tuple(int(a) % nd for a in ax)
         kshape = tuple(1 if i in ax else d for i, d in enumerate(numpy.shape(x)))
         gg, nn = (g, ans) if keepdims else (mnp.reshape(g, kshape), mnp.reshape(ans, kshape))
-        return _fix(_vector_norm_grad(x, nn, gg, ord, ax), x)
+        return unbroadcast_to_operand(_vector_norm_grad(x, nn, gg, ord, ax), x)
     return vjp
 
 
@@ -117,22 +117,22 @@ def _cond_vjp(ans, x, p=None):
             u, s, vh = _LA.svd(x, full_matrices=False)
             k = s.shape[-1]
             hi, lo = s[..., :1], s[..., k - 1:]
-            e0, e1 = _onehot(k, 0, s.dtype), _onehot(k, k - 1, s.dtype)
+            e0, e1 = onehot(k, 0, s.dtype), onehot(k, k - 1, s.dtype)
             if p == -2:           # s_min / s_max
                 gs = (e1 / hi - e0 * lo / (hi * hi)) * mnp.expand_dims(g, -1)
             else:                 # s_max / s_min
                 gs = (e0 / lo - e1 * hi / (lo * lo)) * mnp.expand_dims(g, -1)
-            return _fix(_svd_grad(x, u, s, vh, None, gs, None), x)
+            return unbroadcast_to_operand(svd_grad(x, u, s, vh, None, gs, None), x)
         xi = _LA.inv(x)
         n1 = _LA.norm(x, p, axis=(-2, -1))
         n2 = _LA.norm(xi, p, axis=(-2, -1))
         g1 = _norm_grad(x, n1, g * n2, p, (-2, -1), False)
         g2 = _norm_grad(xi, n2, g * n1, p, (-2, -1), False)
-        return _fix(g1 + _inv_vjp(xi, x)(g2), x)
+        return unbroadcast_to_operand(g1 + inv_vjp(xi, x)(g2), x)
     return vjp
 
 
-_defvjp(_LA.norm, _norm_vjp)
-_defvjp(_LA.vector_norm, _vector_norm_vjp)
-_defvjp(_LA.matrix_norm, _matrix_norm_vjp)
-_defvjp(_LA.cond, _cond_vjp)
+defvjp_by_name(_LA.norm, _norm_vjp)
+defvjp_by_name(_LA.vector_norm, _vector_norm_vjp)
+defvjp_by_name(_LA.matrix_norm, _matrix_norm_vjp)
+defvjp_by_name(_LA.cond, _cond_vjp)

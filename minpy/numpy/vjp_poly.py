@@ -44,23 +44,12 @@ import numpy
 from ..core.autograd import defvjp
 from ..core.array import Array
 import minpy.numpy as mnp
-from .vjp_math import _via as _via_ref
+from .rule_helpers import conj_if_complex, is_complex, vjp_via_reference
 
 __all__ = []
 
 
 # ------------------------------------------------------------------ helpers
-def _iscplx(x):
-    dt = getattr(x, "dtype", None)
-    if dt is not None:
-        return numpy.dtype(dt).kind == "c"
-    return numpy.iscomplexobj(x)
-
-
-def _cj(x):
-    return mnp.conj(x) if _iscplx(x) else x
-
-
 def _host(x):
     return x.asnumpy() if type(x) is Array else numpy.asarray(x)
 
@@ -85,7 +74,7 @@ def _via(ref, key):
     """VJP maker w.r.t. ``key`` by differentiating ``ref(ans, *args, **kwargs)``, the
     minpy re-implementation (``ans``, NumPy's result, gives only output shapes). A
     list argument of traced scalars gets a list of gradients."""
-    return _via_ref(ref, key, pass_ans=True)
+    return vjp_via_reference(ref, key, pass_ans=True)
 
 
 def _seq_aware(rule):
@@ -245,7 +234,7 @@ def _vander_vjp(ans, x, N=None, increasing=False):
     def vjp(g):
         if n <= 1:
             return None
-        w = _cj(mnp.vander(x, n - 1, increasing))
+        w = conj_if_complex(mnp.vander(x, n - 1, increasing))
         if increasing:
             return mnp.sum(g[:, 1:] * mnp.arange(1, n) * w, axis=1)
         return mnp.sum(g[:, :-1] * mnp.arange(n - 1, 0, -1) * w, axis=1)
@@ -266,9 +255,9 @@ def _roots_vjp(ans, p):
             return None
         v = mnp.vander(ans, deg + 1)                                 # r_i ** (deg - k)
         dp = mnp.matmul(v[:, 1:], q[:-1] * mnp.arange(deg, 0, -1))   # p'(r_i)
-        gq = -mnp.matmul(mnp.swapaxes(_cj(v), 0, 1), g / _cj(dp))
-        if not _iscplx(p1):
-            gq = mnp.real(gq) if _iscplx(gq) else gq
+        gq = -mnp.matmul(mnp.swapaxes(conj_if_complex(v), 0, 1), g / conj_if_complex(dp))
+        if not is_complex(p1):
+            gq = mnp.real(gq) if is_complex(gq) else gq
         if lead:
             gq = mnp.concatenate((mnp.zeros(lead, gq.dtype), gq))
         return mnp.reshape(gq, shape)

@@ -15,9 +15,10 @@ import string
 import numpy
 
 from ..core.autograd import defvjp, def_nondiff
-from ..core.ops import unbroadcast
 from ..core.array import Array
 import minpy.numpy as mnp
+from .rule_helpers import (conj_if_complex, defvjp_by_name, hermitian, is_complex,
+                           unbroadcast, unbroadcast_to_operand)
 
 __all__ = []
 
@@ -25,31 +26,8 @@ _LA = mnp.linalg
 
 
 # ---------------------------------------------------------------- helpers
-def _is_complex(x):
-    dt = getattr(x, "dtype", None)
-    return dt.kind == "c" if dt is not None else numpy.iscomplexobj(x)
-
-
-def _conj(x):
-    """conj(x) for complex x; x itself otherwise (no call for real data)."""
-    return mnp.conj(x) if _is_complex(x) else x
-
-
 def _T(x):
     return mnp.swapaxes(x, -1, -2)
-
-
-def _H(x):
-    if type(x) is Array and x.ndim == 2:
-        return _conj(x.T)
-    return _conj(mnp.swapaxes(x, -1, -2))
-
-
-def _fix(gx, x):
-    """Shape/dtype of ``gx`` made to match operand ``x`` (sum broadcast dims, drop imag)."""
-    if type(x) is not Array and not hasattr(x, "shape") and not isinstance(x, numbers.Number):
-        x = numpy.asarray(x)
-    return unbroadcast(gx, x)
 
 
 def _argsort(seq):
@@ -79,10 +57,10 @@ def _td_grad(which, g, a, b, sa, sb):
     oa = [i for i in range(na) if i not in sa]
     ob = [j for j in range(nb) if j not in sb]
     if which == 0:
-        t = mnp.tensordot(g, _conj(b), (list(range(len(oa), numpy.ndim(g))), ob))
-        return _fix(_perm(t, oa + [sa[i] for i in _argsort(sb)]), a)
-    t = mnp.tensordot(_conj(a), g, (oa, list(range(len(oa)))))
-    return _fix(_perm(t, [sb[i] for i in _argsort(sa)] + ob), b)
+        t = mnp.tensordot(g, conj_if_complex(b), (list(range(len(oa), numpy.ndim(g))), ob))
+        return unbroadcast_to_operand(_perm(t, oa + [sa[i] for i in _argsort(sb)]), a)
+    t = mnp.tensordot(conj_if_complex(a), g, (oa, list(range(len(oa)))))
+    return unbroadcast_to_operand(_perm(t, [sb[i] for i in _argsort(sa)] + ob), b)
 
 
 def _tensordot_maker(which):
@@ -101,7 +79,7 @@ def _linalg_tensordot_maker(which):
 
 def _scalar_product_grad(which, g, a, b):
     """Either operand 0-d: the product is elementwise."""
-    return _fix(g * _conj(b), a) if which == 0 else _fix(g * _conj(a), b)
+    return unbroadcast_to_operand(g * conj_if_complex(b), a) if which == 0 else unbroadcast_to_operand(g * conj_if_complex(a), b)
 
 
 def _ndim(x):
@@ -112,11 +90,11 @@ def _dot_small(which, g, a, b, na, nb):
     """dot of 1-D/2-D operands: matmul on transposed views (no copies, BLAS flags)."""
     if which == 0:
         if nb == 1:
-            return _fix(mnp.outer(g, _conj(b)) if na == 2 else g * _conj(b), a)
-        return _fix(mnp.matmul(g, _H(b)) if na == 2 else mnp.matmul(_conj(b), g), a)
+            return unbroadcast_to_operand(mnp.outer(g, conj_if_complex(b)) if na == 2 else g * conj_if_complex(b), a)
+        return unbroadcast_to_operand(mnp.matmul(g, hermitian(b)) if na == 2 else mnp.matmul(conj_if_complex(b), g), a)
     if na == 1:
-        return _fix(mnp.outer(_conj(a), g) if nb == 2 else _conj(a) * g, b)
-    return _fix(mnp.matmul(_H(a), g), b)
+        return unbroadcast_to_operand(mnp.outer(conj_if_complex(a), g) if nb == 2 else conj_if_complex(a) * g, b)
+    return unbroadcast_to_operand(mnp.matmul(hermitian(a), g), b)
 
 
 def _dot_maker(which):
@@ -124,10 +102,10 @@ def _dot_maker(which):
         na, nb = _ndim(a), _ndim(b)
         if na == 2 and nb == 2:        # the common case: matmul with the other operand's .T
             if which == 0:
-                bh = _H(b)
-                return lambda g: _fix(mnp.matmul(g, bh), a)
-            ah = _H(a)
-            return lambda g: _fix(mnp.matmul(ah, g), b)
+                bh = hermitian(b)
+                return lambda g: unbroadcast_to_operand(mnp.matmul(g, bh), a)
+            ah = hermitian(a)
+            return lambda g: unbroadcast_to_operand(mnp.matmul(ah, g), b)
         if na == 0 or nb == 0:
             return lambda g: _scalar_product_grad(which, g, a, b)
         if na <= 2 and nb <= 2:
@@ -150,9 +128,9 @@ def _vdot_maker(which):
     # vdot(a, b) = sum(conj(a.ravel()) * b.ravel()): antilinear in a.
     def maker(ans, a, b):
         if which == 0:
-            return lambda g: _fix(mnp.reshape(b * mnp.conj(g) if _is_complex(g) else b * g,
+            return lambda g: unbroadcast_to_operand(mnp.reshape(b * mnp.conj(g) if is_complex(g) else b * g,
                                               numpy.shape(a)), a)
-        return lambda g: _fix(mnp.reshape(a * g, numpy.shape(b)), b)
+        return lambda g: unbroadcast_to_operand(mnp.reshape(a * g, numpy.shape(b)), b)
     return maker
 
 
@@ -160,10 +138,10 @@ def _outer_maker(which):
     def maker(ans, a, b, out=None):
         def vjp(g):
             if which == 0:
-                r = mnp.dot(g, _conj(mnp.reshape(b, (-1,))))
-                return _fix(mnp.reshape(r, numpy.shape(a)), a)
-            r = mnp.dot(_conj(mnp.reshape(a, (-1,))), g)
-            return _fix(mnp.reshape(r, numpy.shape(b)), b)
+                r = mnp.dot(g, conj_if_complex(mnp.reshape(b, (-1,))))
+                return unbroadcast_to_operand(mnp.reshape(r, numpy.shape(a)), a)
+            r = mnp.dot(conj_if_complex(mnp.reshape(a, (-1,))), g)
+            return unbroadcast_to_operand(mnp.reshape(r, numpy.shape(b)), b)
         return vjp
     return maker
 
@@ -179,10 +157,10 @@ def _kron_maker(which):
         def vjp(g):
             gr = mnp.reshape(g, tuple(d for pair in zip(sa, sb) for d in pair))
             if which == 0:
-                r = mnp.einsum(f"{gspec},{lb}->{la}", gr, _conj(mnp.reshape(b, sb)))
-                return _fix(mnp.reshape(r, numpy.shape(a)), a)
-            r = mnp.einsum(f"{gspec},{la}->{lb}", gr, _conj(mnp.reshape(a, sa)))
-            return _fix(mnp.reshape(r, numpy.shape(b)), b)
+                r = mnp.einsum(f"{gspec},{lb}->{la}", gr, conj_if_complex(mnp.reshape(b, sb)))
+                return unbroadcast_to_operand(mnp.reshape(r, numpy.shape(a)), a)
+            r = mnp.einsum(f"{gspec},{la}->{lb}", gr, conj_if_complex(mnp.reshape(a, sa)))
+            return unbroadcast_to_operand(mnp.reshape(r, numpy.shape(b)), b)
         return vjp
     return maker
 
@@ -202,10 +180,10 @@ def _cross_grad(which, g, a, b, axisa, axisb, axisc):
     else:
         g3 = mnp.moveaxis(g, axisc, -1)
     x, axis = (am, axisa) if which == 0 else (bm, axisb)
-    r = mnp.cross(_conj(_pad3(bm)), g3) if which == 0 else mnp.cross(g3, _conj(_pad3(am)))
+    r = mnp.cross(conj_if_complex(_pad3(bm)), g3) if which == 0 else mnp.cross(g3, conj_if_complex(_pad3(am)))
     if x.shape[-1] == 2:
         r = r[..., :2]
-    return mnp.moveaxis(_fix(r, x), -1, axis)
+    return mnp.moveaxis(unbroadcast_to_operand(r, x), -1, axis)
 
 
 def _cross_maker(which):
@@ -276,7 +254,7 @@ def _einsum_grad(k, g, args, optimize):
             op = mnp.reshape(op, tuple(shp[i] for i in keep))
             lab = [lab[i] for i in keep]
         specs.append("".join(lab))
-        arrays.append(_conj(op))
+        arrays.append(conj_if_complex(op))
     used = set("".join(specs))
     xk = ops[k]
     shk = numpy.shape(xk)
@@ -301,7 +279,7 @@ def _einsum_grad(k, g, args, optimize):
     r = mnp.einsum(",".join(specs) + "->" + "".join(target), *arrays, optimize=optimize)
     if r.shape != shk:
         r = mnp.reshape(r, shk)
-    return _fix(r, xk)
+    return unbroadcast_to_operand(r, xk)
 
 
 def _einsum_maker(p):
@@ -325,8 +303,8 @@ def _la_matmul_maker(which):
             if numpy.ndim(b) == 1:
                 g2 = mnp.expand_dims(g2, -1)
             if which == 0:
-                return _fix(mnp.reshape(_fix(mnp.matmul(g2, _H(b2)), a2), numpy.shape(a)), a)
-            return _fix(mnp.reshape(_fix(mnp.matmul(_H(a2), g2), b2), numpy.shape(b)), b)
+                return unbroadcast_to_operand(mnp.reshape(unbroadcast_to_operand(mnp.matmul(g2, hermitian(b2)), a2), numpy.shape(a)), a)
+            return unbroadcast_to_operand(mnp.reshape(unbroadcast_to_operand(mnp.matmul(hermitian(a2), g2), b2), numpy.shape(b)), b)
         return vjp
     return maker
 
@@ -337,8 +315,8 @@ def _vecdot_maker(which):
         def vjp(g):
             ge = mnp.expand_dims(g, axis)
             if which == 0:
-                return _fix(x2 * _conj(ge), x1)
-            return _fix(x1 * ge, x2)
+                return unbroadcast_to_operand(x2 * conj_if_complex(ge), x1)
+            return unbroadcast_to_operand(x1 * ge, x2)
         return vjp
     return maker
 
@@ -359,45 +337,33 @@ def _diag_embed(g, n, m, offset):
 
 def _la_trace_vjp(ans, x, /, *, offset=0, dtype=None):
     n, m = numpy.shape(x)[-2:]
-    return lambda g: _fix(mnp.reshape(g, g.shape + (1, 1)) * numpy.eye(n, m, k=offset), x)
+    return lambda g: unbroadcast_to_operand(mnp.reshape(g, g.shape + (1, 1)) * numpy.eye(n, m, k=offset), x)
 
 
 def _la_diagonal_vjp(ans, x, /, *, offset=0):
     n, m = numpy.shape(x)[-2:]
-    return lambda g: _fix(_diag_embed(g, n, m, offset), x)
+    return lambda g: unbroadcast_to_operand(_diag_embed(g, n, m, offset), x)
 
 
 def _m(f):
     return [f(0), f(1)]
 
 
-def _defvjp(fn, *makers):
-    """``defvjp`` with each positional maker also registered under its parameter's name,
-    so ``dot(a, b=y)`` differentiates like ``dot(a, y)``."""
-    try:
-        params = list(inspect.signature(fn.__wrapped_numpy__).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    named = {p.name: m for p, m in zip(params, makers)
-             if m is not None and p.kind is p.POSITIONAL_OR_KEYWORD}
-    defvjp(fn, *makers, **named)
-
-
-_defvjp(mnp.dot, *_m(_dot_maker))
-_defvjp(mnp.inner, *_m(_inner_maker))
-_defvjp(mnp.vdot, *_m(_vdot_maker))
-_defvjp(mnp.outer, *_m(_outer_maker))
-_defvjp(mnp.tensordot, *_m(_tensordot_maker))
-_defvjp(mnp.kron, *_m(_kron_maker))
-_defvjp(mnp.cross, *_m(_cross_maker))
-_defvjp(mnp.einsum, *[_einsum_maker(p) for p in range(130)])
+defvjp_by_name(mnp.dot, *_m(_dot_maker))
+defvjp_by_name(mnp.inner, *_m(_inner_maker))
+defvjp_by_name(mnp.vdot, *_m(_vdot_maker))
+defvjp_by_name(mnp.outer, *_m(_outer_maker))
+defvjp_by_name(mnp.tensordot, *_m(_tensordot_maker))
+defvjp_by_name(mnp.kron, *_m(_kron_maker))
+defvjp_by_name(mnp.cross, *_m(_cross_maker))
+defvjp_by_name(mnp.einsum, *[_einsum_maker(p) for p in range(130)])
 def_nondiff(mnp.einsum_path)     # returns the contraction plan (a list and a report string)
 
-_defvjp(_LA.outer, *_m(lambda w: lambda ans, x1, x2, /: _outer_maker(w)(ans, x1, x2)))
-_defvjp(_LA.tensordot, *_m(_linalg_tensordot_maker))
-_defvjp(_LA.cross, *_m(_linalg_cross_maker))
-_defvjp(_LA.matmul, *_m(_la_matmul_maker))
-_defvjp(_LA.vecdot, *_m(_vecdot_maker))
-_defvjp(_LA.matrix_transpose, lambda ans, x, /: lambda g: _T(g))
-_defvjp(_LA.trace, _la_trace_vjp)
-_defvjp(_LA.diagonal, _la_diagonal_vjp)
+defvjp_by_name(_LA.outer, *_m(lambda w: lambda ans, x1, x2, /: _outer_maker(w)(ans, x1, x2)))
+defvjp_by_name(_LA.tensordot, *_m(_linalg_tensordot_maker))
+defvjp_by_name(_LA.cross, *_m(_linalg_cross_maker))
+defvjp_by_name(_LA.matmul, *_m(_la_matmul_maker))
+defvjp_by_name(_LA.vecdot, *_m(_vecdot_maker))
+defvjp_by_name(_LA.matrix_transpose, lambda ans, x, /: lambda g: _T(g))
+defvjp_by_name(_LA.trace, _la_trace_vjp)
+defvjp_by_name(_LA.diagonal, _la_diagonal_vjp)

@@ -28,7 +28,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 import minpy.numpy as mnp
 from ..core.array import Array
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
-from ..core.ops import unbroadcast, broadcast_grad
+from .rule_helpers import broadcast_grad, unbroadcast
 
 _NO = numpy._NoValue
 
@@ -173,7 +173,7 @@ def _shift_left(v, d):
     return mnp.concatenate([v[..., d:], pad], axis=-1)
 
 
-def _rev_recurrence(a, b):
+def rev_recurrence(a, b):
     """S with S_i = b_i + a_i S_{i+1} (S past the end is 0), by a log-depth scan."""
     n, d = b.shape[-1], 1
     while d < n:
@@ -183,7 +183,7 @@ def _rev_recurrence(a, b):
     return b
 
 
-def _revcumsum(g, axis):
+def revcumsum(g, axis):
     return mnp.flip(mnp.cumsum(mnp.flip(g, axis), axis=axis), axis)
 
 
@@ -360,7 +360,7 @@ def _cumsum_maker(default_axis, nan=False):
 
         def vjp(g):
             _, ax, g, _ = _scan_prep(a, axis, g, ans, include_initial)
-            return _cast_like(_masked(mnp.reshape(_revcumsum(g, ax), _shape(a)), mask), a)
+            return _cast_like(_masked(mnp.reshape(revcumsum(g, ax), _shape(a)), mask), a)
         return vjp
     return maker
 
@@ -376,10 +376,10 @@ def _cumprod_maker(default_axis, nan=False):
                 x = x.astype(an.dtype)
             xc = _conj(x)
             if not bool(mnp.any(_const(x) == 0)):
-                r = _revcumsum(g * _conj(an), ax) / xc
+                r = revcumsum(g * _conj(an), ax) / xc
             else:
                 xc, perm, moved = _to_last(xc, (ax,))
-                r = _excl_cumprod(xc) * _rev_recurrence(_shift_left(xc, 1), _to_last(g, (ax,))[0])
+                r = _excl_cumprod(xc) * rev_recurrence(_shift_left(xc, 1), _to_last(g, (ax,))[0])
                 r = _from_last(r, perm, moved)
             return _cast_like(_masked(mnp.reshape(r, _shape(a)), mask), a)
         return vjp

@@ -7,7 +7,7 @@ Methods are registered lazily: :data:`minpy.core.wrappers.METHOD_HOOKS` calls
 installed at import).
 
 - Closed forms where they exist, else the gradient of a re-implementation by the ufunc
-  itself (``_via``): a fold over the axis from ``initial=``, else the ufunc's identity,
+  itself (``vjp_via_reference``): a fold over the axis from ``initial=``, else the ufunc's identity,
   else the first element, as NumPy does.
 
   * ``reduce``: subtract (first +g, the rest -g; all -g from ``initial``), logaddexp(2)
@@ -42,9 +42,9 @@ from ..core.inplace import def_inplace_replay
 from ..core.array import Array
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
 from ..core.wrappers import METHOD_HOOKS, UFUNCS
-from .vjp_indexing import cast_like, host, index_update, scatter_add
-from .vjp_math import _via
-from .vjp_reductions import _rev_recurrence, _revcumsum
+from .rule_helpers import cast_like, host, vjp_via_reference
+from .vjp_indexing import index_update, scatter_add
+from .vjp_reductions import rev_recurrence, revcumsum
 
 __all__ = ["install_method", "supported_methods", "fold_reduce", "fold_accumulate",
            "fold_reduceat", "at_replay"]
@@ -255,7 +255,7 @@ def _subtract_accumulate(ans, array, axis=0, dtype=None, out=None):
     first = _first_mask(x.shape[ax], x.ndim, ax)
 
     def vjp(g):
-        s = _revcumsum(g, ax)
+        s = revcumsum(g, ax)
         return _cast(mnp.where(first, s, -s), x)
     return vjp
 
@@ -294,7 +294,7 @@ def _logaddexp_accumulate(exp):
             o, xl, gl = _last(ans, ax), _last(x, ax), _last(g, ax)
             a = exp(o[..., :-1] - o[..., 1:])
             a = mnp.concatenate([a, mnp.zeros(tuple(a.shape[:-1]) + (1,), a.dtype)], axis=-1)
-            return _cast(_unlast(exp(xl - o) * _rev_recurrence(a, gl), ax), x)
+            return _cast(_unlast(exp(xl - o) * rev_recurrence(a, gl), ax), x)
         return vjp
     return maker
 
@@ -306,7 +306,7 @@ def _hypot_accumulate(ans, array, axis=0, dtype=None, out=None):
 
     def vjp(g):
         q = mnp.where(first, 0, g / mnp.where(ans == 0, 1, ans))     # out_0 = x_0: no 1/out
-        return _cast(mnp.where(first, g, 0) + x * _revcumsum(q, ax), x)
+        return _cast(mnp.where(first, g, 0) + x * revcumsum(q, ax), x)
     return vjp
 
 
@@ -319,7 +319,7 @@ def _reduceat_rule(kind):
         n = x.shape[ax]
         pos, seg = _seg_maps(*_segments(n, indices))
         if kind == "multiply" and bool(mnp.any(_const(x) == 0)):
-            return _via(fold_reduceat(mnp.multiply), 0)(ans, array, indices, axis, dtype)
+            return vjp_via_reference(fold_reduceat(mnp.multiply), 0)(ans, array, indices, axis, dtype)
 
         def vjp(g):
             gl = _last(g, ax)
@@ -447,7 +447,7 @@ def install_method(uf, method, fn):
                            else _rejected_at(uf))
     if p.vjp and method == "reduce" and up.vjp and "initial" not in p.vjp \
             and method in supported_methods(uf):
-        defvjp(fn, initial=_via(fold_reduce(uf), "initial"))
+        defvjp(fn, initial=vjp_via_reference(fold_reduce(uf), "initial"))
     if p.vjp or p.nondiff:
         return
     if up.nondiff or method not in supported_methods(uf):
@@ -458,11 +458,11 @@ def install_method(uf, method, fn):
     name = uf.__name__
     if method == "reduce":
         ref = fold_reduce(uf)
-        defvjp(fn, _seq(_REDUCE.get(name) or _via(ref, 0)), initial=_via(ref, "initial"))
+        defvjp(fn, _seq(_REDUCE.get(name) or vjp_via_reference(ref, 0)), initial=vjp_via_reference(ref, "initial"))
     elif method == "accumulate":
-        defvjp(fn, _seq(_ACCUMULATE.get(name) or _via(fold_accumulate(uf), 0)))
+        defvjp(fn, _seq(_ACCUMULATE.get(name) or vjp_via_reference(fold_accumulate(uf), 0)))
     elif method == "reduceat":
-        defvjp(fn, _seq(_REDUCEAT.get(name) or _via(fold_reduceat(uf), 0)), _no_grad)
+        defvjp(fn, _seq(_REDUCEAT.get(name) or vjp_via_reference(fold_reduceat(uf), 0)), _no_grad)
     else:       # outer
         defvjp(fn, *[_outer_maker(up.vjp[k], k) if k in up.vjp else None for k in range(2)])
 
