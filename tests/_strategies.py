@@ -164,12 +164,12 @@ def tolerance(dtype):
 @contextlib.contextmanager
 def general_path():
     """Route minpy calls through the general dispatch path (``call`` -> ``run``)."""
-    old = state.S.fast
-    state.S.fast = False
+    old = state.process.fast
+    state.process.fast = False
     try:
         yield
     finally:
-        state.S.fast = old
+        state.process.fast = old
 
 
 def _snapshot(res):

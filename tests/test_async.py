@@ -17,11 +17,11 @@ def abcd(n):
 def test_async_program_equals_eager():
     expected = [x.asnumpy().copy() for x in abcd(300)]
     with mp.async_mode():
-        assert mp.is_async() and not state.S.fast
+        assert mp.is_async() and not state.process.fast
         got = abcd(300)
         assert got[3]._var is not None          # pushed, not run inline
         results = [x.asnumpy() for x in got]
-    assert not mp.is_async() and state.S.fast
+    assert not mp.is_async() and state.process.fast
     for e, g in zip(expected, results):
         numpy.testing.assert_array_equal(e, g)
 

@@ -8,7 +8,7 @@ from minpy.dispatch import state
 
 
 def _flags():
-    return (state.S.fast, state.S.eager, state.S.cpu_only, state.thread_flags().depth,
+    return (state.process.fast, state.process.eager, state.process.cpu_only, state.thread_flags().depth,
             state.thread_flags().one_tape is not None)
 
 
@@ -49,7 +49,7 @@ def test_a_tape_in_one_thread_leaves_another_thread_its_shortcuts():
         assert inside.wait(10)
         # another thread's tape is open: no process-wide fast path, but this thread
         # records nothing and its own grad gets the one-tape shortcut
-        assert not state.S.fast and state.thread_flags().depth == 0
+        assert not state.process.fast and state.thread_flags().depth == 0
         plain = mp.array([1.0, 2.0]) * 3
         assert plain._node is None
         shortcut = []
@@ -64,7 +64,7 @@ def test_a_tape_in_one_thread_leaves_another_thread_its_shortcuts():
         release.set()
         t.join(10)
     numpy.testing.assert_allclose(results["a"].asnumpy(), numpy.cos([0.0, 1.0]))
-    assert state.S.fast and state.S.tapes == 0
+    assert state.process.fast and state.process.tapes == 0
 
 
 def test_concurrent_grads_are_right():

@@ -1,7 +1,7 @@
 """Indexing of minpy Arrays (get, set, views) and NumPy's indexing functions, against NumPy.
 
 Every test runs three times: on the straight-NumPy fast path, on the general
-dispatch path (``call``/``run``, forced by turning ``state.S.fast`` off), and
+dispatch path (``call``/``run``, forced by turning ``state.process.fast`` off), and
 on the strict stand-in GPU (``tests/standin.py``) inside ``with minpy.gpu(0)``.
 """
 import numpy
@@ -21,7 +21,7 @@ ERRORS = (IndexError, ValueError, TypeError)
 def path(request, monkeypatch):
     """Run the test on both dispatch paths, and on a stand-in GPU device."""
     if request.param == "general":
-        monkeypatch.setattr(state.S, "fast", False)
+        monkeypatch.setattr(state.process, "fast", False)
     if request.param == "device":
         with installed(), mp.gpu(0):
             yield request.param

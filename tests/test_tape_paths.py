@@ -147,7 +147,7 @@ def test_new_tape_sets_the_flags_refresh_would():
     seen = []
 
     def flags():
-        return (state.S.fast, state.thread_flags().one_tape is not None)
+        return (state.process.fast, state.thread_flags().one_tape is not None)
 
     def check():
         before = flags()

@@ -254,7 +254,7 @@ def wrap(res):
         return t(wrap(r) for r in res)
     if isinstance(res, tuple):           # namedtuple results (linalg.eig, ...)
         return t._make(wrap(r) for r in res)
-    g = state.S.gpu
+    g = state.process.gpu
     if g is not None and g.owns(res):
         return new(res)
     return res

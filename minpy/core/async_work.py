@@ -65,7 +65,7 @@ def set_async(enabled):
     Returns the previous setting.
     """
     with _lock:
-        prev = state.S.async_on
+        prev = state.process.async_on
         if enabled and not prev:
             state.set_async(True)
         elif not enabled and prev:
@@ -78,7 +78,7 @@ def set_async(enabled):
 
 def is_async():
     """True while async mode is on."""
-    return state.S.async_on
+    return state.process.async_on
 
 
 @contextlib.contextmanager
@@ -111,7 +111,7 @@ def try_push(prim, args, kwargs):
 
     Returns the (pending) result Array, or None when the call should run eagerly.
     """
-    if kwargs or state.thread_flags().depth or not state.S.cpu_only:
+    if kwargs or state.thread_flags().depth or not state.process.cpu_only:
         return None
     impl = prim.impl
     if not isinstance(impl, numpy.ufunc) or impl.nout != 1 or len(args) != impl.nin:

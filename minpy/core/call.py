@@ -12,7 +12,7 @@ from .execute import run
 
 __all__ = ["call"]
 
-_S = state.S
+_process = state.process
 _thread_flags = state.thread_flags
 
 
@@ -22,7 +22,7 @@ def call(prim, args, kwargs):
         if prim.mutates is not None or (kwargs and kwargs.get("out") is not None):
             return inplace.record_write(prim, args, kwargs)
         return tape.record(prim, args, kwargs)
-    if _S.async_on:
+    if _process.async_on:
         pushed = async_work.try_push(prim, args, kwargs)
         if pushed is not None:
             return pushed

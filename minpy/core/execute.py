@@ -22,7 +22,7 @@ from .primitive import CREATE, SELF
 
 __all__ = ["run", "choose_context", "mutated"]
 
-_S = state.S
+_process = state.process
 _CPU0 = cpu(0)
 _ndarray = numpy.ndarray
 
@@ -33,7 +33,7 @@ _TARGET_KWARGS = ("dst", "a", "arr", "x")
 def run(prim, args, kwargs):
     """Run ``prim`` on the device chosen by placement and policy, moving inputs there."""
     fn = prim.host_fn
-    if _S.cpu_only and fn is not None:
+    if _process.cpu_only and fn is not None:
         # no GPU: a straight NumPy call (reached under a tape or another thread's tape)
         if kwargs:
             if kwargs.get("out") is not None:
@@ -71,7 +71,7 @@ def _run_on_device(prim, args, kwargs):
 def _run_on_host(prim, args, kwargs, ctx, backend):
     """``ctx``'s backend lacks ``prim``: run NumPy on host copies, copy what it writes
     back to its device, and place the results on ``ctx`` (a counted fallback)."""
-    if ctx.device_type == "cpu" or _S.policy == "only_gpu":
+    if ctx.device_type == "cpu" or _process.policy == "only_gpu":
         raise RuntimeError(f"{prim.qualname}: not available on {backend.name}"
                            + (" (policy 'only_gpu')" if ctx.device_type == "gpu" else ""))
     _note_fallback(prim)
@@ -182,14 +182,14 @@ def choose_context(prim, args, kwargs):
     argument lives; COMPUTE by the policy, on the GPU of its first GPU input
     (a call with no minpy array inputs runs on the current context).
     """
-    policy = _S.policy
+    policy = _process.policy
     ctx = _write_context(prim, args, kwargs)
     if ctx is not None:
         return ctx
     ctxs = _array_contexts(args, kwargs)
     if prim.placement == SELF or prim.mutates is not None:
         return ctxs[0] if ctxs else current_context()
-    gpu = _S.gpu
+    gpu = _process.gpu
     if gpu is None:
         if prim.placement == CREATE and current_context().device_type == "gpu":
             backend_for(current_context())      # raises: no GPU
@@ -224,12 +224,12 @@ _warned = set()
 def _note_fallback(prim):
     """Count a CPU fallback of ``prim``; warn once per function, at the user's line."""
     count_fallback(prim.qualname)
-    if _S.fallback_warn and prim.qualname not in _warned:
+    if _process.fallback_warn and prim.qualname not in _warned:
         _warned.add(prim.qualname)
         level, f = 2, sys._getframe(1)
         while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
             f, level = f.f_back, level + 1
-        warnings.warn(f"minpy: {prim.qualname} is not available on {_S.gpu.name}; running on "
+        warnings.warn(f"minpy: {prim.qualname} is not available on {_process.gpu.name}; running on "
                       "the CPU (inputs are copied)", RuntimeWarning, stacklevel=level)
 
 

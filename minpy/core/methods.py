@@ -3,7 +3,7 @@
 
 Installed on :class:`minpy.core.array.Array` when this module is imported
 (by ``minpy.core``). An operator is the ufunc's operator entry
-(:mod:`minpy.core.wrappers`): straight NumPy when ``S.fast`` holds, the
+(:mod:`minpy.core.wrappers`): straight NumPy when ``process.fast`` holds, the
 tape's one-tape shortcut while this thread records, else the front door.
 """
 import numpy
@@ -17,7 +17,7 @@ from .wrappers import make_function, make_ufunc
 
 __all__ = ["astype", "copy", "view"]
 
-_S = state.S
+_process = state.process
 _per_thread = state.per_thread
 _ndarray = numpy.ndarray
 _new = object.__new__
@@ -28,7 +28,7 @@ view = make_function("ndarray.view", None, name="view", prim=VIEW)
 
 
 def _getitem(self, key):
-    if _S.fast:
+    if _process.fast:
         tk = type(key)
         if tk is Array:
             key = key._data
@@ -48,7 +48,7 @@ def _getitem(self, key):
 
 
 def _setitem(self, key, value):
-    if _S.fast:
+    if _process.fast:
         d = self._data
         d[unwrap_cpu(key)] = value._data if type(value) is Array else unwrap_cpu(value)
         if self._copies is not None:
@@ -60,7 +60,7 @@ def _setitem(self, key, value):
 
 def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
     """Cast to ``dtype``. See also numpy.ndarray.astype."""
-    if _S.fast and copy and order == "K" and casting == "unsafe":
+    if _process.fast and copy and order == "K" and casting == "unsafe":
         return new(self._data.astype(dtype))
     return _astype(self, dtype, order=order, casting=casting, copy=copy)
 
@@ -89,7 +89,7 @@ def _reflected(f):
 
 def _inplace(np_uf, f):
     def i(self, other):
-        if _S.fast:
+        if _process.fast:
             d = self._data
             np_uf(d, other._data if type(other) is Array else other, out=d)
             if self._copies is not None:

@@ -21,7 +21,7 @@ from ..dispatch import state
 __all__ = ["DECLARED", "apply", "unbroadcast", "broadcast_grad", "broadcast_host",
            "GETITEM", "SETITEM", "ASTYPE", "COPY", "VIEW", "INDEX_UPDATE"]
 
-_S = state.S
+_process = state.process
 _ndarray = numpy.ndarray
 apply_record = tape.record
 
@@ -167,7 +167,7 @@ def unbroadcast(g, target):
         axes = _SUM_AXES.get((gshape, shape))
         if axes is None:
             axes = _sum_axes(gshape, shape)
-        if _S.fast and type(gd) is _ndarray:
+        if _process.fast and type(gd) is _ndarray:
             # first-order backward on the host: nothing records, NumPy directly
             if axes:
                 gd = _add_reduce(gd, axes, None, None, True) if gd.dtype.kind in "fc" \
@@ -187,6 +187,6 @@ def unbroadcast(g, target):
 def broadcast_grad(g, shape):
     """``broadcast_to(g, shape)`` for gradients (read-only view), cheap on the host."""
     gd = g._data
-    if _S.fast and type(gd) is _ndarray:
+    if _process.fast and type(gd) is _ndarray:
         return new(broadcast_host(gd, shape))
     return apply(BROADCAST_TO, g, shape)

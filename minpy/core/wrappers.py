@@ -1,6 +1,6 @@
 """Generated public callables: the straight NumPy fast path, else the front door.
 
-Each wrapper tests, in order: ``S.fast`` (no GPU backend, no tape in any
+Each wrapper tests, in order: ``process.fast`` (no GPU backend, no tape in any
 thread, not async: unwrap Arrays, call NumPy, wrap); this thread's
 ``one_tape`` (the tape's straight-NumPy recording shortcut); else
 :func:`minpy.core.call.call`.
@@ -26,7 +26,7 @@ from .tape import record_binary, record_np
 
 __all__ = ["make_function", "ufunc", "make_ufunc", "UFUNCS", "METHOD_HOOKS"]
 
-_S = state.S
+_process = state.process
 _per_thread = state.per_thread
 _ndarray = numpy.ndarray
 
@@ -46,7 +46,7 @@ def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=No
         def fn(*args, **kwargs):
             if out_pos is not None and len(args) > out_pos:    # dot(a, b, out) and co.
                 args, kwargs = _out_as_keyword(fn.__name__, args, kwargs, out_pos, tail)
-            if _S.fast:
+            if _process.fast:
                 if kwargs:
                     out = kwargs.get("out")
                     if out is not None:
@@ -112,7 +112,7 @@ def _doc(qualname, impl):
 
 def _ufunc1(uf, prim):
     def f(x, /, out=None, **kw):
-        if _S.fast and out is None and not kw:
+        if _process.fast and out is None and not kw:
             r = uf(x._data if type(x) is Array else x)
             return new(r) if type(r) is _ndarray else wrap(r)
         tape = _per_thread.flags.one_tape
@@ -126,7 +126,7 @@ def _ufunc1(uf, prim):
 
 def _ufunc2(uf, prim):
     def f(x1, x2, /, out=None, **kw):
-        if _S.fast and out is None and not kw:
+        if _process.fast and out is None and not kw:
             r = uf(x1._data if type(x1) is Array else x1, x2._data if type(x2) is Array else x2)
             return new(r) if type(r) is _ndarray else wrap(r)
         tape = _per_thread.flags.one_tape
@@ -141,7 +141,7 @@ def _ufunc2(uf, prim):
 def _operator1(uf, prim):
     """The Array operator (``-x``): :func:`_ufunc1` without the keyword handling."""
     def op(x):
-        if _S.fast:
+        if _process.fast:
             r = uf(x._data if type(x) is Array else x)
             return new(r) if type(r) is _ndarray else wrap(r)
         tape = _per_thread.flags.one_tape
@@ -154,7 +154,7 @@ def _operator1(uf, prim):
 def _operator2(uf, prim):
     """The Array operator (``x * y``): :func:`_ufunc2` without the keyword handling."""
     def op(x1, x2):
-        if _S.fast:
+        if _process.fast:
             r = uf(x1._data if type(x1) is Array else x1, x2._data if type(x2) is Array else x2)
             return new(r) if type(r) is _ndarray else wrap(r)
         tape = _per_thread.flags.one_tape
@@ -170,7 +170,7 @@ def _ufunc_general(uf, prim):
     def f(*args, **kw):
         if len(args) > nin and "out" not in kw:    # positional outputs: out=
             args, kw["out"] = args[:nin], args[nin:]
-        if _S.fast and kw.get("out") is None:
+        if _process.fast and kw.get("out") is None:
             return wrap(uf(*[unwrap_cpu(a) for a in args],
                            **{k: unwrap_cpu(v) for k, v in kw.items()}))
         return call(prim, args, kw)

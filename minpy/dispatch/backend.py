@@ -82,7 +82,7 @@ NUMPY = NumpyBackend()
 
 def gpu_backend():
     """The installed GPU backend, or None."""
-    return state.S.gpu
+    return state.process.gpu
 
 
 def set_gpu_backend(backend):
@@ -96,7 +96,7 @@ def set_gpu_backend(backend):
 
 def backend_of(data):
     """The backend owning ``data`` (NumPy for anything not on the GPU)."""
-    g = state.S.gpu
+    g = state.process.gpu
     if g is not None and g.owns(data):
         return g
     return NUMPY
@@ -106,7 +106,7 @@ def backend_for(ctx):
     """The backend serving Context ``ctx``; a clear error when no GPU backend serves it."""
     if ctx.device_type == "cpu":
         return NUMPY
-    g = state.S.gpu
+    g = state.process.gpu
     if g is None:
         raise RuntimeError(f"{ctx} requested but no GPU is available "
                            "(install the 'gpu' extra and a CUDA device)")

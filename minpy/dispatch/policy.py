@@ -33,7 +33,7 @@ def set_policy(name):
 
 def get_policy():
     """The current policy name."""
-    return state.S.policy
+    return state.process.policy
 
 
 class policy:

@@ -1,6 +1,6 @@
 """The dispatch state read on every call, and the only module that writes it.
 
-Process-wide (``S``, one slotted object):
+Process-wide (``process``, one slotted object):
 
 - ``gpu``: the GPU Backend, or None; ``policy``: the device policy name;
   ``async_on``: async mode; ``fallback_warn``: warn once per CPU fallback;
@@ -15,7 +15,7 @@ and ``one_tape``: the thread's tape when it has exactly one and the process
 is ``eager``, else None — the tape's straight-NumPy recording shortcuts run
 exactly when it is set. Tapes are per thread, so a ``grad`` in one thread
 leaves another thread on NumPy (through the front door, not the wrappers'
-shortcut, while ``S.fast`` is off).
+shortcut, while ``process.fast`` is off).
 
 Every change goes through a named transition below, which recomputes what
 depends on it; the hot path reads one attribute.
@@ -23,7 +23,7 @@ depends on it; the hot path reads one attribute.
 import threading
 import weakref
 
-__all__ = ["S", "per_thread", "thread_flags", "set_gpu", "set_policy_name", "set_async", "enter_tape",
+__all__ = ["process", "per_thread", "thread_flags", "set_gpu", "set_policy_name", "set_async", "enter_tape",
            "exit_tape", "set_fallback_warning", "disable_shortcuts", "recompute"]
 
 
@@ -49,7 +49,7 @@ class ThreadFlags:
         self.one_tape = None
 
 
-S = ProcessState()
+process = ProcessState()
 _lock = threading.Lock()
 _threads = weakref.WeakSet()     # every thread's ThreadFlags (dropped with the thread)
 
@@ -71,14 +71,14 @@ def thread_flags():
 
 
 def _derive_thread(f):
-    f.one_tape = f.first_tape if f.depth == 1 and S.eager else None
+    f.one_tape = f.first_tape if f.depth == 1 and process.eager else None
 
 
 def _derive():
     # callers hold _lock
-    S.cpu_only = S.gpu is None and S.policy != "only_gpu"
-    S.eager = S.cpu_only and not S.async_on
-    S.fast = S.eager and S.tapes == 0
+    process.cpu_only = process.gpu is None and process.policy != "only_gpu"
+    process.eager = process.cpu_only and not process.async_on
+    process.fast = process.eager and process.tapes == 0
     for f in list(_threads):
         _derive_thread(f)
 
@@ -86,7 +86,7 @@ def _derive():
 def set_gpu(backend):
     """Install GPU ``backend`` (None removes it); returns the previous one."""
     with _lock:
-        prev, S.gpu = S.gpu, backend
+        prev, process.gpu = process.gpu, backend
         _derive()
     return prev
 
@@ -94,7 +94,7 @@ def set_gpu(backend):
 def set_policy_name(name):
     """Set the (already validated) policy ``name``; returns the previous one."""
     with _lock:
-        prev, S.policy = S.policy, name
+        prev, process.policy = process.policy, name
         _derive()
     return prev
 
@@ -102,14 +102,14 @@ def set_policy_name(name):
 def set_async(enabled):
     """Async mode on or off; returns the previous setting."""
     with _lock:
-        prev, S.async_on = S.async_on, bool(enabled)
+        prev, process.async_on = process.async_on, bool(enabled)
         _derive()
     return prev
 
 
 def set_fallback_warning(enabled):
     """Turn the once-per-function warning on CPU fallback on or off."""
-    S.fallback_warn = bool(enabled)
+    process.fallback_warn = bool(enabled)
 
 
 def enter_tape(stack):
@@ -118,8 +118,8 @@ def enter_tape(stack):
     f.depth = len(stack)
     f.first_tape = stack[0]
     with _lock:
-        S.tapes += 1
-        S.fast = False
+        process.tapes += 1
+        process.fast = False
     _derive_thread(f)
 
 
@@ -129,8 +129,8 @@ def exit_tape(stack):
     f.depth = len(stack)
     f.first_tape = stack[0] if stack else None
     with _lock:
-        S.tapes -= 1
-        S.fast = S.eager and S.tapes == 0
+        process.tapes -= 1
+        process.fast = process.eager and process.tapes == 0
     _derive_thread(f)
 
 

@@ -25,7 +25,7 @@ class ArrayHolder:
 
 def context_of(data):
     """The Context of a backend array."""
-    g = state.S.gpu
+    g = state.process.gpu
     if g is not None and g.owns(data):
         return Context("gpu", g.device_id(data))
     return _CPU0
@@ -99,7 +99,7 @@ def _to(obj, ctx, backend, listify, moved):
         if d is not obj._data:
             moved.append((obj, d))
         return d
-    if t is _ndarray or (state.S.gpu is not None and state.S.gpu.owns(obj)):
+    if t is _ndarray or (state.process.gpu is not None and state.process.gpu.owns(obj)):
         return move_raw(obj, ctx)
     if t is tuple or t is list:
         if listify and backend is not NUMPY:
@@ -116,7 +116,7 @@ def _device_operand(seq, ctx, backend, moved):
 
 
 def _holds_device_data(seq):
-    g = state.S.gpu
+    g = state.process.gpu
     for e in seq:
         t = type(e)
         if isinstance(e, ArrayHolder) or (g is not None and g.owns(e)):

@@ -12,11 +12,10 @@ import types
 
 import numpy
 
-from ..core.ops import DECLARED, broadcast_host as _broadcast_to_fast
+from ..core.ops import DECLARED, method_first
 from ..core.primitive import COMPUTE, CREATE, SELF
-from ..core.wrappers import make_function, make_ufunc, UFUNCS
+from ..core.wrappers import make_function, make_ufunc
 from ..dispatch import state
-from ..dispatch.context import current_context
 
 # Pure utilities: take no arrays, return no arrays (NumPy's object is reused).
 UTILITIES = frozenset({
@@ -73,10 +72,10 @@ CREATION = frozenset({
 def make_create(qualname, impl, **kw):
     """A creation function accepting an extra ``ctx=`` (default: the current context)."""
     inner = make_function(qualname, impl, placement=CREATE, **kw)
-    S = state.S
+    process = state.process
 
     def create(*args, ctx=None, **kwargs):
-        if ctx is None or (S.fast and ctx.device_type == "cpu"):
+        if ctx is None or (process.fast and ctx.device_type == "cpu"):
             return inner(*args, **kwargs)
         with ctx:
             return inner(*args, **kwargs)
@@ -84,7 +83,6 @@ def make_create(qualname, impl, **kw):
     create.__qualname__ = inner.__qualname__
     create.__doc__ = inner.__doc__
     create._prim = inner._prim
-    create._inner = inner        # the wrapper without ctx= (vjp_composite builds on it)
     create.__wrapped_numpy__ = impl
     return create
 
@@ -97,27 +95,6 @@ METHOD_EQUIVALENT = frozenset({
     "sum", "prod", "mean", "max", "min", "amax", "amin", "all", "any",
     "argmax", "argmin", "cumsum", "cumprod",
 })
-
-
-def _method_first(name, np_func):
-    meth = getattr(numpy.ndarray, {"amax": "max", "amin": "min"}.get(name, name))
-    nd = numpy.ndarray
-
-    def impl(a, *args, **kwargs):
-        if type(a) is nd:
-            return meth(a, *args, **kwargs)
-        return np_func(a, *args, **kwargs)
-    impl.__name__ = name
-    impl.__doc__ = np_func.__doc__
-    impl.__wrapped__ = np_func          # its signature (positional out= ...) is NumPy's
-    return impl
-
-
-def _reshape_fast(a, /, shape=None, order="C", *, newshape=None, copy=None):
-    if type(a) is numpy.ndarray and newshape is None and copy is None and shape is not None:
-        return a.reshape(shape, order=order)
-    return numpy.reshape(a, shape, order=order, newshape=newshape, copy=copy) \
-        if newshape is not None else numpy.reshape(a, shape, order=order, copy=copy)
 
 
 def _transpose_fast(a, axes=None):
@@ -134,8 +111,7 @@ def _swapaxes_fast(a, axis1, axis2):
 
 # NumPy functions with a Python-level prologue, replaced (for the NumPy backend
 # only) by the equivalent C-level call when the argument is a plain ndarray.
-FAST_IMPLS = {"broadcast_to": _broadcast_to_fast, "reshape": _reshape_fast,
-              "transpose": _transpose_fast, "swapaxes": _swapaxes_fast}
+FAST_IMPLS = {"transpose": _transpose_fast, "swapaxes": _swapaxes_fast}
 
 
 def wrap_callable(prefix, name, obj):
@@ -156,7 +132,7 @@ def wrap_callable(prefix, name, obj):
     if not prefix and name in FAST_IMPLS:
         impl = FAST_IMPLS[name]
     elif not prefix and name in METHOD_EQUIVALENT:
-        impl = _method_first(name, obj)
+        impl = method_first(name, obj)
     fn = make_function(qual, impl, placement=SELF if name in SELF_PLACED else COMPUTE,
                        name=name, doc=None if impl is obj else _namespace_doc(qual, obj))
     fn.__wrapped_numpy__ = obj

@@ -12,7 +12,7 @@ from ..dispatch.stats import count_fallback
 
 __all__ = ["install", "NP_TO_MINPY", "FlatIter"]
 
-_S = state.S
+_process = state.process
 
 # numpy function -> the minpy function, for ``numpy.f(minpy_array)``
 NP_TO_MINPY = {}
@@ -99,7 +99,7 @@ def install(ns, np_to_minpy):
         return ns.array(obj, dtype=dtype, ctx=ctx)
 
     def T(self):
-        if _S.fast:
+        if _process.fast:
             return new(self._data.T)
         return transpose(self)
 

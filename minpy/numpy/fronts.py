@@ -31,7 +31,7 @@ __all__ = ["pad", "piecewise", "array", "asarray", "asanyarray", "where", "apply
            "apply_over_axes", "fromfunction", "block", "FRONTS", "host", "block_leaves",
            "rebuild_nested"]
 
-_S = state.S
+_process = state.process
 _ndarray = numpy.ndarray
 
 
@@ -190,7 +190,7 @@ def where(*args, **kwargs):
 
     One-argument ``where`` returns index arrays: never recorded on a tape.
     """
-    if _S.fast and not kwargs:      # the generated wrapper's straight-NumPy path
+    if _process.fast and not kwargs:      # the generated wrapper's straight-NumPy path
         r = _np_where(*[unwrap_cpu(a) for a in args])
         return new(r) if type(r) is _ndarray else wrap(r)
     if len(args) == 1 and not kwargs:

@@ -14,7 +14,7 @@ def from_dlpack(x):
     device_type, _ = x.__dlpack_device__()
     if device_type == 1:          # kDLCPU
         return new(NUMPY.xp.from_dlpack(x))
-    g = state.S.gpu
+    g = state.process.gpu
     if g is None:
         raise RuntimeError(f"from_dlpack: producer lives on DLPack device type {device_type} "
                            "but no GPU backend is available")

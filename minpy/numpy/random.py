@@ -58,7 +58,7 @@ def seed(seed=None):
     See also numpy.random.seed.
     """
     _np.random.seed(seed)
-    g = _state.S.gpu
+    g = _state.process.gpu
     if g is not None and hasattr(g.xp.random, "seed"):
         g.xp.random.seed(seed)
 
@@ -66,7 +66,7 @@ def seed(seed=None):
 def _place(res):
     """Wrap a host result, moving it to the current context when that is a GPU."""
     ctx = _current_context()
-    if ctx.device_type == "cpu" or _state.S.policy == "only_cpu":
+    if ctx.device_type == "cpu" or _state.process.policy == "only_cpu":
         return wrap(res)
     backend = _backend_for(ctx)
     if isinstance(res, _np.ndarray):
