@@ -58,14 +58,7 @@ def _run_on_device(prim, args, kwargs):
     count_call(prim.qualname, backend.name)
     if moved:
         disown(res, moved, ctx)
-    out = kwargs.get("out") if kwargs else None
-    if out is not None:
-        return _finish_out(out, res)
-    if prim.mutates is not None:
-        target = _written(prim, args, kwargs)
-        if type(target) is Array:
-            mutated(target)
-    return wrap(res)
+    return _result(prim, args, kwargs, res)
 
 
 def _run_on_host(prim, args, kwargs, ctx, backend):
@@ -107,11 +100,7 @@ def _run_on_host(prim, args, kwargs, ctx, backend):
         mutated(arr)
     if out is not None:
         return _finish_out(out, res)
-    if prim.mutates is not None:
-        target = _written(prim, args0, kwargs0)
-        if type(target) is Array:
-            mutated(target)
-    return _placed(wrap(res), ctx)
+    return _placed(_result(prim, args0, kwargs0, res), ctx)
 
 
 # ------------------------------------------------------------ where a call runs
@@ -234,6 +223,19 @@ def _note_fallback(prim):
 
 
 # ------------------------------------------------------------ results
+def _result(prim, args, kwargs, res):
+    """What the call returns: ``out`` (written), else the wrapped result; a write
+    into an Array argument (``mutates``) is recorded on it."""
+    out = kwargs.get("out") if kwargs else None
+    if out is not None:
+        return _finish_out(out, res)
+    if prim.mutates is not None:
+        target = _written(prim, args, kwargs)
+        if type(target) is Array:
+            mutated(target)
+    return wrap(res)
+
+
 def _placed(res, ctx):
     """``res`` with its Arrays moved to ``ctx``."""
     t = type(res)
