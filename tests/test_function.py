@@ -1,4 +1,4 @@
-"""minpy.core.function: symbols as big operators inside grad / grad_and_loss."""
+"""minpy.symbol.function (also minpy.core.Function): symbols as big operators inside grad / grad_and_loss."""
 import importlib.util
 import os
 import sys

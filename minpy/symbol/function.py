@@ -1,4 +1,4 @@
-"""``minpy.core.function``: a symbol wrapped as one differentiable "big operator".
+"""``minpy.symbol.function``: a symbol wrapped as one differentiable "big operator".
 
 MinPy's idea: heavy layers are declared as a symbolic graph (``minpy.symbol``)
 and run by an executor bound once, while the rest of the model -- the loss,
@@ -295,7 +295,7 @@ class Function:
         return self._stochastic
 
     def __repr__(self):
-        return (f"<minpy.core.Function {self.name!r}: arguments {self.arg_names}, "
+        return (f"<minpy.symbol.Function {self.name!r}: arguments {self.arg_names}, "
                 f"{self.bind_count} bind(s), {self.num_executors} executor(s)>")
 
 
