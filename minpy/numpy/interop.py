@@ -1,7 +1,6 @@
 """Zero-copy exchange with other array libraries."""
 from ..core.array import new
-from ..dispatch import state
-from ..dispatch.backend import NUMPY
+from ..dispatch.backend import NUMPY, gpu_backend
 
 __all__ = ["from_dlpack"]
 
@@ -14,7 +13,7 @@ def from_dlpack(x):
     device_type, _ = x.__dlpack_device__()
     if device_type == 1:          # kDLCPU
         return new(NUMPY.xp.from_dlpack(x))
-    g = state.process.gpu
+    g = gpu_backend()
     if g is None:
         raise RuntimeError(f"from_dlpack: producer lives on DLPack device type {device_type} "
                            "but no GPU backend is available")

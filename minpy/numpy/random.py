@@ -9,7 +9,8 @@ context. See also numpy.random.
 import numpy as _np
 
 from ..core.array import Array as _Array, new as _new, wrap, unwrap_cpu
-from ..dispatch import state as _state
+from ..dispatch.backend import gpu_backend as _gpu_backend
+from ..dispatch.policy import get_policy as _get_policy
 from ..dispatch.context import current_context as _current_context
 from ..dispatch.transfer import backend_for as _backend_for
 from . import _namespace
@@ -58,7 +59,7 @@ def seed(seed=None):
     See also numpy.random.seed.
     """
     _np.random.seed(seed)
-    g = _state.process.gpu
+    g = _gpu_backend()
     if g is not None and hasattr(g.xp.random, "seed"):
         g.xp.random.seed(seed)
 
@@ -66,7 +67,7 @@ def seed(seed=None):
 def _place(res):
     """Wrap a host result, moving it to the current context when that is a GPU."""
     ctx = _current_context()
-    if ctx.device_type == "cpu" or _state.process.policy == "only_cpu":
+    if ctx.device_type == "cpu" or _get_policy() == "only_cpu":
         return wrap(res)
     backend = _backend_for(ctx)
     if isinstance(res, _np.ndarray):
