@@ -84,7 +84,7 @@ def test_allow_lists_are_current():
     assert set(samplers) <= uncovered
 
 
-# Ufunc methods get their rules when first used (core.wrappers.METHOD_HOOKS, filled by
+# Ufunc methods get their rules at import (every method of every ufunc, made by
 # minpy/numpy/vjp_ufunc_methods.py): in a fresh interpreter, create every method of every
 # ufunc and read off [ufunc has a rule, method has a rule, method nondiff, at replayed].
 _LIST_METHODS = ("import json, minpy; from minpy.core.wrappers import UFUNCS; "

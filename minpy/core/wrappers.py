@@ -24,7 +24,7 @@ from .call import call
 from .primitive import COMPUTE, Primitive, register
 from .tape import record_binary, record_np
 
-__all__ = ["make_function", "ufunc", "make_ufunc", "UFUNCS", "METHOD_HOOKS"]
+__all__ = ["make_function", "ufunc", "make_ufunc", "UFUNCS", "METHODS"]
 
 _process = state.process
 _per_thread = state.per_thread
@@ -32,15 +32,18 @@ _ndarray = numpy.ndarray
 
 
 def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=None,
-                  name=None, doc=None, prim=None):
-    """Register a primitive (or take the declared ``prim``) and return its public wrapper."""
+                  name=None, doc=None, prim=None, positional_out=None):
+    """Register a primitive (or take the declared ``prim``) and return its public wrapper.
+
+    ``positional_out``: ``impl``'s positional ``out`` (see :func:`_positional_out`) when
+    the caller knows it (reading a builtin's signature costs ~0.2 ms)."""
     if prim is None:
         prim = register(Primitive(qualname, impl, forward=forward, placement=placement,
                                   mutates=mutates))
     else:
         impl, forward, mutates = prim.impl, prim.forward, prim.mutates
     fwd_np = impl if forward is None else functools.partial(forward, numpy)
-    out_pos, tail = _positional_out(impl)
+    out_pos, tail = positional_out if positional_out is not None else _positional_out(impl)
 
     if mutates is None:
         def fn(*args, **kwargs):
@@ -177,9 +180,8 @@ def _ufunc_general(uf, prim):
     return f
 
 
-# hook(ufunc, method, fn), called once when a method's primitive is created (methods are
-# registered lazily, on first use): gradient tables install the method's rule there.
-METHOD_HOOKS = []
+METHODS = ("reduce", "accumulate", "outer", "reduceat", "at")
+_METHOD_OUT = {}     # method name -> its positional ``out`` (_positional_out)
 
 
 class ufunc:
@@ -218,10 +220,12 @@ class ufunc:
         if f is None:
             qual = f"{self.__name__}.{method}"
             impl = getattr(self._np, method)
-            f = make_function(qual, impl, mutates=0 if method == "at" else None, name=method)
+            out = _METHOD_OUT.get(method)
+            if out is None:         # the same signature for every ufunc's method
+                out = _METHOD_OUT[method] = _positional_out(impl)
+            f = make_function(qual, impl, mutates=0 if method == "at" else None, name=method,
+                              positional_out=out)
             self._methods[method] = f
-            for hook in METHOD_HOOKS:
-                hook(self, method, f)
         return f
 
     def reduce(self, *args, **kwargs):

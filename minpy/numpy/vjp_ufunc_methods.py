@@ -2,9 +2,9 @@
 and ``at`` that no other table covers (vjp_reductions: add/multiply/maximum/minimum/
 fmax/fmin ``.reduce``, add/multiply ``.accumulate``; vjp_math: single-output ``outer``).
 
-Methods are registered lazily: :data:`minpy.core.wrappers.METHOD_HOOKS` calls
-:func:`install_method` when a method's primitive is created (those made earlier are
-installed at import).
+Every method of every ufunc of the namespace is made at import and given its rule
+here (:func:`install_method`); a ufunc made later (one of another library reaching
+minpy through ``__array_ufunc__``) has methods without rules.
 
 - Closed forms where they exist, else the gradient of a re-implementation by the ufunc
   itself (``vjp_via_reference``): a fold over the axis from ``initial=``, else the ufunc's identity,
@@ -41,7 +41,7 @@ import minpy.numpy as mnp
 from ..core.inplace import def_inplace_replay
 from ..core.array import Array
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
-from ..core.wrappers import METHOD_HOOKS, UFUNCS
+from ..core.wrappers import METHODS, UFUNCS
 from .rule_helpers import cast_like, host, vjp_via_reference
 from .vjp_indexing import index_update, scatter_add
 from .vjp_reductions import rev_recurrence, revcumsum
@@ -468,12 +468,10 @@ def install_method(uf, method, fn):
 
 
 def _install():
+    # every method of every namespace ufunc, made now, gets its rule (or mark) here
     for uf in list(UFUNCS.values()):
-        for method, fn in list(uf._methods.items()):
-            install_method(uf, method, fn)
-    METHOD_HOOKS.append(install_method)
-    for uf in list(UFUNCS.values()):
-        uf._method("at")       # every ufunc's ``at`` has its in-place replay from the start
+        for method in METHODS:
+            install_method(uf, method, uf._method(method))
 
 
 _install()
