@@ -164,12 +164,11 @@ def tolerance(dtype):
 @contextlib.contextmanager
 def general_path():
     """Route minpy calls through the general dispatch path (``call`` -> ``run``)."""
-    old = state.process.fast
-    state.process.fast = False
+    old = state.force_front_door(True)
     try:
         yield
     finally:
-        state.process.fast = old
+        state.force_front_door(old)
 
 
 def _snapshot(res):

@@ -29,7 +29,8 @@ def test_transitions_leave_what_a_recomputation_gives():
         mp.grad(lambda x: (check(), mp.sum(x * x))[1])(mp.ones(3))
     check()
     assert seen == [True] * 4
-    assert _flags() == (True, True, True, 0, False)
+    assert _flags() == (True, True, True, 0, True)
+    assert state.thread_flags().one_tape is state.NO_TAPE
 
 
 def test_a_tape_in_one_thread_leaves_another_thread_its_shortcuts():

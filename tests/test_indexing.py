@@ -21,7 +21,7 @@ ERRORS = (IndexError, ValueError, TypeError)
 def path(request, monkeypatch):
     """Run the test on both dispatch paths, and on a stand-in GPU device."""
     if request.param == "general":
-        monkeypatch.setattr(state.process, "fast", False)
+        request.addfinalizer(lambda prev=state.force_front_door(True): state.force_front_door(prev))
     if request.param == "device":
         with installed(), mp.gpu(0):
             yield request.param

@@ -11,11 +11,13 @@ Process-wide (``process``, one slotted object):
   generated wrappers' straight NumPy call).
 
 Per thread (:func:`thread_flags`): ``depth`` (this thread's recording tapes)
-and ``one_tape``: the thread's tape when it has exactly one and the process
-is ``eager``, else None — the tape's straight-NumPy recording shortcuts run
-exactly when it is set. Tapes are per thread, so a ``grad`` in one thread
-leaves another thread on NumPy (through the front door, not the wrappers'
-shortcut, while ``process.fast`` is off).
+and ``one_tape``, the tape the straight-NumPy recording shortcuts use: the
+thread's tape when it has exactly one and the process is ``eager``;
+:data:`NO_TAPE` (it traces nothing, so a shortcut just calls NumPy) when the
+thread records nothing and the process is ``eager``; else None (shortcuts
+off: the front door). Tapes are per thread, so a ``grad`` in one thread
+leaves another thread's calls on NumPy through the shortcuts while
+``process.fast`` is off.
 
 Every change goes through a named transition below, which recomputes what
 depends on it; the hot path reads one attribute.
@@ -23,12 +25,13 @@ depends on it; the hot path reads one attribute.
 import threading
 import weakref
 
-__all__ = ["process", "per_thread", "thread_flags", "set_gpu", "set_policy_name", "set_async", "enter_tape",
-           "exit_tape", "set_fallback_warning", "disable_shortcuts", "recompute"]
+__all__ = ["process", "per_thread", "thread_flags", "NO_TAPE", "set_gpu", "set_policy_name", "set_async", "enter_tape",
+           "exit_tape", "set_fallback_warning", "disable_shortcuts", "recompute",
+           "force_front_door"]
 
 
 class ProcessState:
-    __slots__ = ("gpu", "policy", "async_on", "fallback_warn", "tapes",
+    __slots__ = ("gpu", "policy", "async_on", "fallback_warn", "tapes", "front_door_only",
                  "cpu_only", "eager", "fast")
 
     def __init__(self):
@@ -37,7 +40,22 @@ class ProcessState:
         self.async_on = False
         self.fallback_warn = True
         self.tapes = 0
+        self.front_door_only = False   # tests and debugging: no straight paths
         self.cpu_only = self.eager = self.fast = True
+
+
+class _NoTape:
+    """The tape of a thread that records nothing: no Array is traced by it."""
+
+    __slots__ = ()
+    level = 0
+    active = False
+
+    def __repr__(self):
+        return "NO_TAPE"
+
+
+NO_TAPE = _NoTape()
 
 
 class ThreadFlags:
@@ -46,7 +64,7 @@ class ThreadFlags:
     def __init__(self):
         self.depth = 0
         self.first_tape = None      # the outermost recording tape of this thread
-        self.one_tape = None
+        self.one_tape = NO_TAPE if process.eager else None
 
 
 process = ProcessState()
@@ -71,13 +89,16 @@ def thread_flags():
 
 
 def _derive_thread(f):
-    f.one_tape = f.first_tape if f.depth == 1 and process.eager else None
+    if not process.eager or f.depth > 1:
+        f.one_tape = None
+    else:
+        f.one_tape = f.first_tape if f.depth == 1 else NO_TAPE
 
 
 def _derive():
     # callers hold _lock
     process.cpu_only = process.gpu is None and process.policy != "only_gpu"
-    process.eager = process.cpu_only and not process.async_on
+    process.eager = process.cpu_only and not process.async_on and not process.front_door_only
     process.fast = process.eager and process.tapes == 0
     for f in list(_threads):
         _derive_thread(f)
@@ -132,6 +153,15 @@ def exit_tape(stack):
         process.tapes -= 1
         process.fast = process.eager and process.tapes == 0
     _derive_thread(f)
+
+
+def force_front_door(enabled):
+    """Send every call through the front door (no wrapper straight path, no recording
+    shortcut) while ``enabled``; for tests and debugging. Returns the previous setting."""
+    with _lock:
+        prev, process.front_door_only = process.front_door_only, bool(enabled)
+        _derive()
+    return prev
 
 
 def recompute():
