@@ -13,12 +13,12 @@ from .execute import run
 __all__ = ["call"]
 
 _process = state.process
-_thread_flags = state.thread_flags
+_per_thread = state.per_thread
 
 
 def call(prim, args, kwargs):
     """Run primitive ``prim`` on ``args``/``kwargs`` (recording, pushing or running it)."""
-    if _thread_flags().depth:
+    if _per_thread.flags.depth:
         if prim.mutates is not None or (kwargs and kwargs.get("out") is not None):
             return inplace.record_write(prim, args, kwargs)
         return tape.record(prim, args, kwargs)

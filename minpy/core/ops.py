@@ -23,12 +23,11 @@ __all__ = ["DECLARED", "apply", "unbroadcast", "broadcast_grad", "broadcast_host
 
 _process = state.process
 _ndarray = numpy.ndarray
-apply_record = tape.record
 
 
 def apply(prim, *args, **kwargs):
     """Call ``prim`` from core code: recorded when an argument is traced, else run."""
-    return apply_record(prim, args, kwargs)
+    return tape.record(prim, args, kwargs)
 
 
 # ------------------------------------------------------------ host implementations

@@ -26,7 +26,7 @@ import threading
 import weakref
 
 __all__ = ["process", "per_thread", "thread_flags", "NO_TAPE", "set_gpu", "set_policy_name", "set_async", "enter_tape",
-           "exit_tape", "set_fallback_warning", "disable_shortcuts", "recompute",
+           "exit_tape", "set_fallback_warning", "recompute",
            "force_front_door"]
 
 
@@ -80,12 +80,11 @@ class _PerThread(threading.local):
 
 
 per_thread = _PerThread()     # ``per_thread.flags``: this thread's ThreadFlags
-_local = per_thread
 
 
 def thread_flags():
     """This thread's :class:`ThreadFlags`."""
-    return _local.flags
+    return per_thread.flags
 
 
 def _derive_thread(f):
@@ -104,28 +103,28 @@ def _derive():
         _derive_thread(f)
 
 
-def set_gpu(backend):
-    """Install GPU ``backend`` (None removes it); returns the previous one."""
+def _set(field, value):
+    """Set a primary process-wide field, derive the rest; returns the previous value."""
     with _lock:
-        prev, process.gpu = process.gpu, backend
+        prev = getattr(process, field)
+        setattr(process, field, value)
         _derive()
     return prev
+
+
+def set_gpu(backend):
+    """Install GPU ``backend`` (None removes it); returns the previous one."""
+    return _set("gpu", backend)
 
 
 def set_policy_name(name):
     """Set the (already validated) policy ``name``; returns the previous one."""
-    with _lock:
-        prev, process.policy = process.policy, name
-        _derive()
-    return prev
+    return _set("policy", name)
 
 
 def set_async(enabled):
     """Async mode on or off; returns the previous setting."""
-    with _lock:
-        prev, process.async_on = process.async_on, bool(enabled)
-        _derive()
-    return prev
+    return _set("async_on", bool(enabled))
 
 
 def set_fallback_warning(enabled):
@@ -133,44 +132,33 @@ def set_fallback_warning(enabled):
     process.fallback_warn = bool(enabled)
 
 
+def _tapes_changed(stack, change):
+    f = per_thread.flags
+    f.depth = len(stack)
+    f.first_tape = stack[0] if stack else None
+    with _lock:
+        process.tapes += change
+        process.fast = process.eager and process.tapes == 0
+    _derive_thread(f)
+
+
 def enter_tape(stack):
     """A tape started recording in this thread; ``stack``: the thread's tapes now."""
-    f = _local.flags
-    f.depth = len(stack)
-    f.first_tape = stack[0]
-    with _lock:
-        process.tapes += 1
-        process.fast = False
-    _derive_thread(f)
+    _tapes_changed(stack, 1)
 
 
 def exit_tape(stack):
     """A tape of this thread stopped recording; ``stack``: the thread's tapes now."""
-    f = _local.flags
-    f.depth = len(stack)
-    f.first_tape = stack[0] if stack else None
-    with _lock:
-        process.tapes -= 1
-        process.fast = process.eager and process.tapes == 0
-    _derive_thread(f)
+    _tapes_changed(stack, -1)
 
 
 def force_front_door(enabled):
     """Send every call through the front door (no wrapper straight path, no recording
     shortcut) while ``enabled``; for tests and debugging. Returns the previous setting."""
-    with _lock:
-        prev, process.front_door_only = process.front_door_only, bool(enabled)
-        _derive()
-    return prev
+    return _set("front_door_only", bool(enabled))
 
 
 def recompute():
     """Derive every flag again from the primary state (what each transition does)."""
     with _lock:
         _derive()
-
-
-def disable_shortcuts():
-    """Until this thread's next tape transition, its calls skip the one-tape recording
-    shortcuts and take the front door (for tests and debugging)."""
-    _local.flags.one_tape = None

@@ -47,7 +47,7 @@ def host(x):
 def _front(fn, generated):
     """``fn`` dressed as the public function that ``generated`` was (name, doc, primitive)."""
     fn.__name__ = fn.__qualname__ = generated.__name__
-    fn.__doc__ = f"{fn.__doc__ or ''}\n\n{generated.__doc__}" if fn.__doc__ else generated.__doc__
+    fn.__doc__ = f"{fn.__doc__}\n\n{generated.__doc__}" if fn.__doc__ else generated.__doc__
     fn._prim = generated._prim
     fn.__wrapped_numpy__ = generated.__wrapped_numpy__
     return fn
@@ -66,7 +66,6 @@ def _traced(x):
 
 
 # ---------------------------------------------------------------- pad
-_generated_pad = gen.pad
 
 
 def pad(array, pad_width, mode="constant", **kwargs):
@@ -85,11 +84,10 @@ def pad(array, pad_width, mode="constant", **kwargs):
             v = kwargs.get(k)
             if type(v) in (list, tuple) and _traced(v):
                 kwargs[k] = asarray(v)         # one traced Array: recorded as such
-    return _generated_pad(array, pad_width, mode, **kwargs)
+    return gen.pad(array, pad_width, mode, **kwargs)
 
 
 # ---------------------------------------------------------------- piecewise
-_generated_piecewise = gen.piecewise
 
 
 def _piecewise_traced(x, condlist, funclist, *args, **kw):
@@ -126,7 +124,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """
     if recording() and _traced((x, funclist, args, kw)):
         return _piecewise_traced(x, condlist, funclist, *args, **kw)
-    return _generated_piecewise(x, condlist, funclist, *args, **kw)
+    return gen.piecewise(x, condlist, funclist, *args, **kw)
 
 
 # ---------------------------------------------------------------- array of nested lists
@@ -181,7 +179,6 @@ asanyarray = _creation_front(gen.asanyarray)
 
 
 # ---------------------------------------------------------------- where(cond)
-_generated_where = gen.where
 _np_where = numpy.where
 
 
@@ -195,13 +192,10 @@ def where(*args, **kwargs):
         return new(r) if type(r) is _ndarray else wrap(r)
     if len(args) == 1 and not kwargs:
         args = (stop_gradient(args[0]),)
-    return _generated_where(*args, **kwargs)
+    return gen.where(*args, **kwargs)
 
 
 # ---------------------------------------------------------------- fronts
-_generated_apply_along_axis = gen.apply_along_axis
-_generated_apply_over_axes = gen.apply_over_axes
-_generated_fromfunction = gen.fromfunction
 
 
 def _apply_along_axis_traced(func1d, axis, arr, *args, **kwargs):
@@ -231,7 +225,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """
     if recording():
         return _apply_along_axis_traced(func1d, axis, arr, *args, **kwargs)
-    return _generated_apply_along_axis(func1d, axis, arr, *args, **kwargs)
+    return gen.apply_along_axis(func1d, axis, arr, *args, **kwargs)
 
 
 def apply_over_axes(func, a, axes):
@@ -240,7 +234,7 @@ def apply_over_axes(func, a, axes):
     Differentiable: under a gradient tape ``func`` runs on minpy arrays.
     """
     if not recording():
-        return _generated_apply_over_axes(func, a, axes)
+        return gen.apply_over_axes(func, a, axes)
     val = asarray(a)
     n = val.ndim
     if numpy.array(axes).ndim == 0:
@@ -270,9 +264,7 @@ def fromfunction(function, shape, *, dtype=float, like=None, ctx=None, **kwargs)
             return function(*gen.indices(shape, dtype=dtype), **kwargs)
     if like is not None:
         kwargs["like"] = like
-    return _generated_fromfunction(function, shape, dtype=dtype, ctx=ctx, **kwargs)
-
-
+    return gen.fromfunction(function, shape, dtype=dtype, ctx=ctx, **kwargs)
 
 
 # ---------------------------------------------------------------- block
@@ -303,7 +295,6 @@ block_leaves = make_function(
     "block_leaves", None, name="block_leaves",
     forward=lambda xp, leaves, structure: xp.block(rebuild_nested(structure, list(leaves))),
     doc="``block`` of nested lists given as flat leaves (how minpy traces nested blocks).")
-_generated_block = gen.block
 
 
 def block(arrays):
@@ -317,7 +308,7 @@ def block(arrays):
         leaves = _leaves(arrays, [])
         if any(type(x) is Array and x._node is not None for x in leaves):
             return block_leaves(leaves, _skeleton(arrays))
-    return _generated_block(arrays)
+    return gen.block(arrays)
 
 
 for _f, _g in ((pad, gen.pad), (piecewise, gen.piecewise), (where, gen.where),
