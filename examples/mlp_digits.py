@@ -1,85 +1,59 @@
-"""Train a 2-layer MLP on the bundled digits data with ``minpy.grad_and_loss``.
+"""Train a 2-layer MLP on the bundled digits data with MinPy's ``Solver``.
 
-    python examples/mlp_digits.py [--epochs 30]
+    python examples/mlp_digits.py [--epochs 20] [--plot mlp.png]
 
-Plain NumPy-style code: the loss is a Python function of minpy arrays, and
-``grad_and_loss`` returns its gradients with respect to all parameters.
+The model is a ``ModelBase`` subclass written with ``minpy.nn.layers``, as
+MinPy programs are; the Solver initialises it, differentiates its loss with
+``minpy.grad_and_loss`` and updates it with a fused SGD-momentum kernel.
 Reaches about 97% test accuracy in a few seconds on a CPU.
 """
 import argparse
-import os
-import time
 
-import minpy as np
+from minpy.nn import layers
+from minpy.nn.model import ModelBase
+from minpy.nn.solver import Solver
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def load_digits(seed=0):
-    data = np.load(os.path.join(HERE, "data", "digits.npz"))
-    x = np.reshape(data["images"], (-1, 64)).astype(np.float32) / 16.0
-    y = data["target"].astype(np.int64)
-    order = np.random.default_rng(seed).permutation(len(y))
-    x, y = x[order], y[order]
-    split = int(0.8 * len(y))
-    return (x[:split], y[:split]), (x[split:], y[split:])
+from digits_data import digits_iters
 
 
-def init_params(rng, sizes=(64, 128, 10)):
-    params = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        params.append(rng.normal(0, (2.0 / fan_in) ** 0.5, size=(fan_in, fan_out)).astype(np.float32))
-        params.append(np.zeros(fan_out, dtype=np.float32))
-    return params
+class TwoLayerNet(ModelBase):
+    """affine - relu - affine, softmax cross-entropy loss."""
+
+    def __init__(self, input_size=64, hidden_size=128, num_classes=10):
+        super().__init__()
+        self.add_param("w1", (input_size, hidden_size)) \
+            .add_param("b1", (hidden_size,)) \
+            .add_param("w2", (hidden_size, num_classes)) \
+            .add_param("b2", (num_classes,))
+
+    def forward(self, X, mode):
+        h = layers.relu(layers.affine(X, self.params["w1"], self.params["b1"]))
+        return layers.affine(h, self.params["w2"], self.params["b2"])
+
+    def loss(self, predict, y):
+        return layers.softmax_loss(predict, y)
 
 
-def forward(params, x):
-    w1, b1, w2, b2 = params
-    h = np.maximum(np.dot(x, w1) + b1, 0)
-    return np.dot(h, w2) + b2
-
-
-def softmax_cross_entropy(params, x, y):
-    logits = forward(params, x)
-    shifted = logits - np.max(logits, axis=1, keepdims=True)
-    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
-    return -np.mean(log_probs[np.arange(len(y)), y])
-
-
-def accuracy(params, x, y):
-    return float(np.mean(np.argmax(forward(params, x), axis=1) == y))
-
-
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--lr", type=float, default=0.1)
-    args = parser.parse_args()
+    parser.add_argument("--plot", default=None, help="write loss/accuracy curves to this PNG")
+    args = parser.parse_args(argv)
 
-    (x_train, y_train), (x_test, y_test) = load_digits()
-    rng = np.random.default_rng(42)
-    params = init_params(rng)
-    step = np.grad_and_loss(softmax_cross_entropy)
-    velocity = [np.zeros_like(p) for p in params]
-    start = time.perf_counter()
-    for epoch in range(args.epochs):
-        order = rng.permutation(len(y_train))
-        total = 0.0
-        for i in range(0, len(order), args.batch):
-            idx = order[i:i + args.batch]
-            grads, loss = step(params, x_train[idx], y_train[idx])
-            for p, v, g in zip(params, velocity, grads):
-                v *= 0.9
-                v -= args.lr * g
-                p += v
-            total += float(loss) * len(idx)
-        if epoch % 5 == 4 or epoch == args.epochs - 1:
-            print(f"epoch {epoch + 1:3d}  loss {total / len(order):.4f}  "
-                  f"test accuracy {accuracy(params, x_test, y_test):.4f}")
-    acc = accuracy(params, x_test, y_test)
-    print(f"final test accuracy {acc:.4f} in {time.perf_counter() - start:.1f} s "
-          f"(context {params[0].context})")
+    train, test = digits_iters(args.batch)
+    solver = Solver(TwoLayerNet(), train, test, num_epochs=args.epochs,
+                    init_rule="gaussian", init_config={"stdvar": 0.1}, seed=42,
+                    update_rule="sgd_momentum",
+                    optim_config={"learning_rate": args.lr, "momentum": 0.9},
+                    print_every=100, keep_best=False)
+    solver.init()
+    solver.train()
+    acc = solver.check_accuracy(test)
+    print(f"final test accuracy {acc:.4f}")
+    if args.plot:
+        print("curves written to", solver.plot(args.plot))
     return acc
 
 

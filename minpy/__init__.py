@@ -16,9 +16,21 @@ from .core.async_work import set_async, async_mode, is_async, waitall   # noqa: 
 from .numpy import gradients as _gradients   # noqa: F401  (the VJP rule tables)
 from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, executors)
 from . import core
+from . import compat
+from . import numpy as _namespace
+from .compat import set_global_policy, get_global_policy, wrap_policy   # noqa: F401  (MinPy's)
+from .array import Array as _  # noqa: F401,E402  makes ``minpy.array`` the callable module now
 
-# MinPy's name minpy.core.Function; core itself never imports symbol/
-core.function, core.Function = symbol.function, symbol.Function
+# MinPy's names on lower layers, set here because those layers never import
+# upward: minpy.core.Function, MinPy's minpy.core.grad / grad_and_loss (arrays
+# traced in place; minpy.grad stays strict) and converters, minpy.numpy's
+# op statistics and its (deprecated in MinPy) set_policy
+core.function, core.Function = symbol.function, compat.Function
+core.grad, core.grad_and_loss = compat.grad, compat.grad_and_loss
+core.convert_args, core.return_numpy = compat.convert_args, compat.return_numpy
+core.minpy_to_numpy, core.numpy_to_minpy = compat.minpy_to_numpy, compat.numpy_to_minpy
+_namespace.record_op_stat, _namespace.show_op_stat = compat.record_op_stat, compat.show_op_stat
+_namespace.set_policy = set_policy
 
 __version__ = "0.1.0"
 

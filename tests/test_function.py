@@ -1,8 +1,4 @@
 """minpy.symbol.function (also minpy.core.Function): symbols as big operators inside grad / grad_and_loss."""
-import importlib.util
-import os
-import sys
-
 import numpy
 import pytest
 
@@ -360,14 +356,3 @@ def test_grad_of_grad_raises(mlp):
         return np.sum(np.tanh(f(data=x, fc2_bias=b, **rest)))
     with pytest.raises(TypeError, match="grad of grad"):
         np.grad(lambda b: np.sum(np.grad(inner)(b)))(b)
-
-
-# ---------------------------------------------------------------- example
-def test_cnn_digits_example_learns(monkeypatch, capsys):
-    path = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "cnn_digits.py")
-    spec = importlib.util.spec_from_file_location("cnn_digits", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    monkeypatch.setattr(sys, "argv", ["cnn_digits.py", "--epochs", "3"])
-    acc = mod.main()
-    assert acc > 0.9, capsys.readouterr().out

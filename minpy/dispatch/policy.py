@@ -6,19 +6,26 @@
 - ``only_gpu``: always on the GPU; a function the GPU lacks raises.
 
 The policy is process-wide. ``set_policy(name)`` sets it; ``policy(name)``
-scopes it, as a ``with`` block or as a decorator.
+scopes it, as a ``with`` block or as a decorator. MinPy's names are aliases
+(``prefer_mxnet``, ``only_numpy``, ``only_mxnet``) and its policy classes
+(``OnlyNumPyPolicy()`` ...) are ``policy`` objects, also reachable as
+attributes of ``policy``: ``import minpy.dispatch.policy as p`` binds the class.
 """
 import functools
 
 from . import state
 
-__all__ = ["set_policy", "get_policy", "policy", "POLICIES"]
+__all__ = ["set_policy", "get_policy", "policy", "POLICIES", "PreferMXNetPolicy",
+           "OnlyNumPyPolicy", "OnlyMXNetPolicy"]
 
 POLICIES = ("prefer_gpu", "only_cpu", "only_gpu")
-_ALIASES = {"only_numpy": "only_cpu", "only_cupy": "only_gpu"}
+_ALIASES = {"only_numpy": "only_cpu", "only_cupy": "only_gpu",
+            "prefer_mxnet": "prefer_gpu", "only_mxnet": "only_gpu"}   # MinPy's names
 
 
 def _canonical(name):
+    if isinstance(name, policy):
+        return name.name
     name = _ALIASES.get(name, name)
     if name not in POLICIES:
         raise ValueError(f"set_policy: unknown policy {name!r}; expected one of "
@@ -57,3 +64,31 @@ class policy:
             with policy(self.name):
                 return fn(*args, **kwargs)
         return scoped
+
+
+class _MinPyPolicy(policy):
+    """A MinPy policy class: ``policy(NAME)``, constructed without arguments."""
+    NAME = "prefer_gpu"
+
+    def __init__(self):
+        super().__init__(self.NAME)
+
+
+class PreferMXNetPolicy(_MinPyPolicy):
+    """MinPy's name for ``policy('prefer_gpu')``."""
+    NAME = "prefer_gpu"
+
+
+class OnlyNumPyPolicy(_MinPyPolicy):
+    """MinPy's name for ``policy('only_cpu')``."""
+    NAME = "only_cpu"
+
+
+class OnlyMXNetPolicy(_MinPyPolicy):
+    """MinPy's name for ``policy('only_gpu')``."""
+    NAME = "only_gpu"
+
+
+policy.PreferMXNetPolicy = PreferMXNetPolicy
+policy.OnlyNumPyPolicy = OnlyNumPyPolicy
+policy.OnlyMXNetPolicy = OnlyMXNetPolicy

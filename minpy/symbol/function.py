@@ -283,6 +283,17 @@ class Function:
             out[n] = _alloc(self.ctx or current_context(), s, dtype, numpy.asarray(v, dtype))
         return out
 
+    def get_output_shapes(self):
+        """MinPy's name: dict output name -> shape."""
+        return dict(self.output_shapes)
+
+    def get_one_output_shape(self):
+        """MinPy's name: the shape of the only output (ValueError if there are several)."""
+        if len(self.output_shapes) != 1:
+            raise ValueError(f"Function {self.name!r} has {len(self.output_shapes)} outputs "
+                             f"({self.output_names}); get_one_output_shape needs exactly one")
+        return next(iter(self.output_shapes.values()))
+
     def _check_names(self, given, allowed, what):
         unknown = [k for k in given if k not in allowed]
         if unknown:

@@ -1,0 +1,193 @@
+"""2-d convolution and pooling (NCHW) written with minpy operations.
+
+Everything here is an ordinary composition of minpy calls, so the tape
+differentiates it (gradients of any order) and it runs wherever its inputs
+live (NumPy or CuPy).  No im2col matrix is materialised:
+
+- ``conv2d`` adds one matrix product per kernel offset ``(i, j)``: the
+  strided view of the padded input that the offset reads, contracted with
+  the ``(F, C)`` weight slice ``w[:, :, i, j]``.
+- ``max_pool`` / ``avg_pool`` reshape and reduce when the windows tile the
+  input exactly (stride == pool size, no padding, divisible sizes); otherwise
+  they stack the ``KH * KW`` strided views and reduce over the stack.
+
+Loops run over kernel offsets only, never over output positions.
+"""
+import numpy
+
+from .. import numpy as mnp
+
+__all__ = ["conv2d", "max_pool", "avg_pool"]
+
+
+def shape_of(a):
+    """The shape of an Array, a NumPy array or a nested list, as a tuple. See also numpy.shape."""
+    s = getattr(a, "shape", None)
+    return tuple(s) if s is not None else numpy.shape(a)
+
+
+def dtype_of(a):
+    """The dtype of an Array, a NumPy array or anything ``numpy.asarray`` accepts.
+
+    See also numpy.result_type.
+    """
+    d = getattr(a, "dtype", None)
+    return numpy.dtype(d) if d is not None else numpy.asarray(a).dtype
+
+
+def pair(layer, name, value, minimum):
+    """``value`` (an int or a pair of ints) as a pair of ints, each at least ``minimum``.
+
+    Raises TypeError/ValueError naming ``layer`` and ``name``. See also conv2d.
+    """
+    v = (value, value) if isinstance(value, (int, numpy.integer)) else tuple(value)
+    if len(v) != 2 or not all(isinstance(e, (int, numpy.integer)) for e in v):
+        raise TypeError(f"{layer}: {name} must be an int or a pair of ints, got {value!r}")
+    if min(v) < minimum:
+        raise ValueError(f"{layer}: {name} must be at least {minimum}, got {value!r}")
+    return int(v[0]), int(v[1])
+
+
+def _check_nchw(layer, x):
+    s = shape_of(x)
+    if len(s) != 4:
+        raise ValueError(f"{layer}: x has shape {s}; expected a 4-d (N, C, H, W) array")
+    return s
+
+
+def _out_size(layer, hw, k, stride, pad, dilation=(1, 1)):
+    """Output height and width of a 'valid' sliding window."""
+    out = tuple((hw[a] + 2 * pad[a] - dilation[a] * (k[a] - 1) - 1) // stride[a] + 1
+                for a in range(2))
+    if min(out) < 1:
+        raise ValueError(f"{layer}: input of spatial size {hw} is too small for a window of "
+                         f"{k} (dilation {dilation}, pad {pad}); the output would be empty")
+    return out
+
+
+def _padded(x, pad, value=0):
+    if not any(pad):
+        return x
+    widths = ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1]))
+    return mnp.pad(x, widths, mode="constant", constant_values=value)
+
+
+def _window(xp, i, j, stride, out_hw):
+    """The (..., OH, OW) strided view kernel offset ``(i, j)`` (already dilated) reads."""
+    return xp[..., i:i + stride[0] * (out_hw[0] - 1) + 1:stride[0],
+              j:j + stride[1] * (out_hw[1] - 1) + 1:stride[1]]
+
+
+def conv2d(x, w, b=None, stride=1, pad=0, dilation=1, groups=1):
+    """2-d cross-correlation (a convolution layer) over NCHW input.
+
+    ``out[n, f, oh, ow] = b[f] + sum_{c, i, j} w[f, c, i, j] *
+    xpad[n, g*C/groups + c, oh*sh + i*dh, ow*sw + j*dw]`` where ``g`` is the
+    group of filter ``f`` and ``xpad`` is ``x`` zero-padded by ``pad``.
+
+    Args:
+        x: input of shape (N, C, H, W).
+        w: filters of shape (F, C // groups, KH, KW); F divisible by ``groups``.
+        b: optional bias of shape (F,).
+        stride, pad, dilation: an int or an (h, w) pair each.
+        groups: number of channel groups (C and F both divisible by it).
+    Returns:
+        An Array of shape (N, F, OH, OW) with
+        ``OH = (H + 2*ph - dh*(KH - 1) - 1) // sh + 1`` (likewise OW).
+    Raises:
+        ValueError naming the mismatching shapes.
+
+    See also minpy.symbol.Convolution, torch.nn.functional.conv2d.
+    """
+    n, c, h, wd = _check_nchw("conv2d", x)
+    ws = shape_of(w)
+    if not isinstance(groups, (int, numpy.integer)) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
+    if len(ws) != 4 or ws[0] % groups or c != ws[1] * groups:
+        raise ValueError(f"conv2d: w has shape {ws} but x has shape {(n, c, h, wd)} and "
+                         f"groups={groups}; expected w of shape (F, C/groups, KH, KW) "
+                         f"with F and C={c} divisible by groups")
+    f, cg, kh, kw = ws
+    if b is not None and shape_of(b) != (f,):
+        raise ValueError(f"conv2d: b has shape {shape_of(b)}; expected ({f},) for w of shape {ws}")
+    s = pair("conv2d", "stride", stride, 1)
+    p = pair("conv2d", "pad", pad, 0)
+    d = pair("conv2d", "dilation", dilation, 1)
+    out_hw = _out_size("conv2d", (h, wd), (kh, kw), s, p, d)
+    xp = _padded(x, p)
+    if groups > 1:
+        xp = mnp.reshape(xp, (n, groups, cg) + shape_of(xp)[2:])
+        wg = mnp.reshape(w, (groups, f // groups, cg, kh, kw))
+    out = None
+    for i in range(kh):
+        for j in range(kw):
+            if groups == 1:
+                # one GEMM: (F, C) x (C, N*OH*OW) -> (F, N, OH, OW)
+                t = mnp.tensordot(w[:, :, i, j], _window(xp, i * d[0], j * d[1], s, out_hw),
+                                  axes=([1], [1]))
+            else:
+                v = _window(xp, i * d[0], j * d[1], s, out_hw)
+                # (G, F/G, C/G) @ (N, G, C/G, OH*OW) -> (N, G, F/G, OH*OW)
+                t = mnp.matmul(wg[:, :, :, i, j],
+                               mnp.reshape(v, (n, groups, cg, out_hw[0] * out_hw[1])))
+            out = t if out is None else out + t
+    if groups == 1:
+        out = mnp.transpose(out, (1, 0, 2, 3))
+    else:
+        out = mnp.reshape(out, (n, f) + out_hw)
+    if b is not None:
+        out = out + mnp.reshape(b, (1, f, 1, 1))
+    return out
+
+
+def _pool(layer, x, pool_size, stride, pad, kind):
+    n, c, h, wd = _check_nchw(layer, x)
+    k = pair(layer, "pool_size", pool_size, 1)
+    s = k if stride is None else pair(layer, "stride", stride, 1)
+    p = pair(layer, "pad", pad, 0)
+    if p[0] >= k[0] or p[1] >= k[1]:
+        raise ValueError(f"{layer}: pad {p} must be smaller than pool_size {k} "
+                         "(a window would see padding only)")
+    out_hw = _out_size(layer, (h, wd), k, s, p)
+    reduce = mnp.max if kind == "max" else mnp.mean
+    if s == k and not any(p) and h % k[0] == 0 and wd % k[1] == 0:
+        tiles = mnp.reshape(x, (n, c, h // k[0], k[0], wd // k[1], k[1]))
+        return reduce(tiles, axis=(3, 5))
+    fill = 0
+    if kind == "max":
+        dt = dtype_of(x)
+        fill = -numpy.inf if dt.kind in "fc" else numpy.iinfo(dt).min
+    xp = _padded(x, p, fill)
+    views = [_window(xp, i, j, s, out_hw) for i in range(k[0]) for j in range(k[1])]
+    return reduce(mnp.stack(views, axis=0), axis=0)
+
+
+def max_pool(x, pool_size=2, stride=None, pad=0):
+    """2-d max pooling over NCHW input.
+
+    Args:
+        x: input of shape (N, C, H, W).
+        pool_size: window (KH, KW), an int or a pair.
+        stride: an int or a pair; default ``pool_size`` (non-overlapping windows).
+        pad: implicit -inf padding on each side, an int or a pair, smaller than
+            ``pool_size``.
+    Returns:
+        An Array of shape (N, C, OH, OW), ``OH = (H + 2*ph - KH) // sh + 1``
+        (windows that do not fit are dropped, as MXNet's 'valid' convention).
+        The gradient of a window goes to its maximum (split among ties).
+
+    See also avg_pool, minpy.symbol.Pooling, torch.nn.functional.max_pool2d.
+    """
+    return _pool("max_pool", x, pool_size, stride, pad, "max")
+
+
+def avg_pool(x, pool_size=2, stride=None, pad=0):
+    """2-d average pooling over NCHW input.
+
+    Args and shapes as :func:`max_pool`; padding is zeros and counts in the
+    average (every window divides by KH * KW, as MXNet and PyTorch's default
+    ``count_include_pad=True``).
+
+    See also max_pool, minpy.symbol.Pooling, torch.nn.functional.avg_pool2d.
+    """
+    return _pool("avg_pool", x, pool_size, stride, pad, "avg")

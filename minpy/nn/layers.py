@@ -1,0 +1,653 @@
+"""Functional layers and losses (MinPy's ``minpy.nn.layers``), written with minpy operations.
+
+Every layer is a plain function of minpy arrays, so ``minpy.grad`` /
+``minpy.grad_and_loss`` differentiate it (grad of grad where the layer is
+smooth) on whichever device the inputs live.  Names, argument order and
+return conventions follow MinPy's; the layers MinPy lacked (``leaky_relu``,
+``softmax``, ``layernorm``, ``conv2d``, pooling, ``embedding``, whole-sequence
+``rnn``/``lstm``/``gru``, ``sigmoid_cross_entropy``, ``mse``) follow the same
+style.  Losses take labels as integer class indices of shape (N,) or as a
+one-hot (N, C) array.  ``softmax_loss`` has one fused gradient,
+``(softmax(x) - onehot) / N``, itself written in minpy operations so that it
+can be differentiated again.
+
+Differences from MinPy, on purpose:
+
+- ``dropout`` is inverted: training scales the kept units by 1 / (1 - prob),
+  so test mode is the identity (MinPy scaled by (1 - prob) at test time).
+- ``batchnorm`` also takes (N, C, H, W) input (statistics over N, H, W); the
+  running statistics it returns carry no gradient; the default running
+  variance is ones (MinPy: zeros), and test mode without running statistics
+  raises instead of dividing by sqrt(eps).
+"""
+import numpy
+
+from .. import numpy as mnp
+from ..core import customop, stop_gradient
+from ..dispatch.context import current_context
+from .conv import conv2d, max_pool, avg_pool, shape_of, dtype_of
+
+__all__ = ["affine", "relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
+           "batchnorm", "layernorm", "dropout", "embedding",
+           "conv2d", "max_pool", "avg_pool",
+           "svm_loss", "softmax_cross_entropy", "softmax_loss", "l2_loss", "mse",
+           "sigmoid_cross_entropy", "temporal_affine", "temporal_softmax_loss",
+           "rnn_step", "rnn_temporal", "rnn", "lstm_step", "lstm_temporal", "lstm",
+           "gru_step", "gru"]
+
+_MODES = ("train", "test")
+
+
+# ---------------------------------------------------------------- argument checks
+def _check_mode(layer, mode):
+    if mode not in _MODES:
+        raise ValueError(f"{layer}: mode must be one of {_MODES}, got {mode!r}")
+
+
+def _expect_shape(layer, name, a, expected, context):
+    """Raise unless ``a`` has shape ``expected``; ``context`` says why that shape."""
+    s = shape_of(a)
+    if s != tuple(expected):
+        raise ValueError(f"{layer}: {name} has shape {s} but {context}; "
+                         f"expected {name} of shape {tuple(expected)}")
+
+
+def _expect_ndim(layer, name, a, ndim, layout):
+    s = shape_of(a)
+    if len(s) != ndim:
+        raise ValueError(f"{layer}: {name} has shape {s}; expected a {ndim}-d array {layout}")
+    return s
+
+
+def _host_min_max(a):
+    """(min, max) of an integer array with one reduction: on the host for CPU arrays,
+    one device reduction (then a two-number copy) otherwise."""
+    ctx = getattr(a, "context", None)
+    if ctx is not None and ctx.device_type != "cpu":
+        both = mnp.stack([mnp.min(a), mnp.max(a)]).asnumpy()
+        return int(both[0]), int(both[1])
+    h = numpy.asarray(a)
+    return int(h.min()), int(h.max())
+
+
+def check_indices(layer, name, idx, size, expected_shape=None, what="class indices"):
+    """Raise unless ``idx`` is an integer array with values in [0, size) (and of
+    ``expected_shape`` when given); ``layer`` and ``name`` go into the message.
+
+    One min/max reduction: on the host for CPU arrays, on the device otherwise.
+    Returns None. See also onehot_target.
+    """
+    dt = dtype_of(idx)
+    s = shape_of(idx)
+    if dt.kind not in "iu":
+        raise TypeError(f"{layer}: {name} has dtype {dt}; expected integer {what}"
+                        + (f" of shape {expected_shape}" if expected_shape else ""))
+    if expected_shape is not None and s != tuple(expected_shape):
+        raise ValueError(f"{layer}: {name} has shape {s}; expected integer {what} of "
+                         f"shape {tuple(expected_shape)}")
+    if numpy.prod(s) == 0:
+        return
+    lo, hi = _host_min_max(idx)
+    if lo < 0 or hi >= size:
+        raise ValueError(f"{layer}: {name} has values in [{lo}, {hi}]; expected {what} "
+                         f"in [0, {size})")
+
+
+def onehot_target(layer, x, label):
+    """The one-hot (N, C) target in ``x``'s dtype for ``label`` given as class
+    indices (N,) or as a one-hot (N, C) array; ``x`` must be (N, C).
+
+    Raises TypeError/ValueError naming ``layer`` on a bad label.
+    See also check_indices, softmax_loss.
+    """
+    n, c = _expect_ndim(layer, "x", x, 2, "of scores (N, C)")
+    ls = shape_of(label)
+    if ls == (n, c):
+        return mnp.astype(mnp.asarray(label), dtype_of(x), copy=False)
+    dt = dtype_of(label)
+    if len(ls) != 1 or dt.kind not in "iu":
+        raise (ValueError if dt.kind in "iu" else TypeError)(
+            f"{layer}: label has shape {ls} and dtype {dt} (x shape {(n, c)}); expected "
+            f"integer class indices of shape ({n},) or a one-hot ({n}, {c}) array")
+    check_indices(layer, "label", label, c, (n,))
+    return _onehot(label, c, dtype_of(x))
+
+
+def _onehot(label, c, dtype):
+    """(N, C) one-hot of checked integer indices (N,), made on ``label``'s device."""
+    label = mnp.asarray(label)
+    with _context_of(label):
+        classes = mnp.arange(c)
+    return mnp.astype(label[:, None] == classes, dtype)
+
+
+def _context_of(a):
+    ctx = getattr(a, "context", None)
+    return ctx if ctx is not None else current_context()
+
+
+# ---------------------------------------------------------------- activations
+def affine(x, w, b):
+    """Fully-connected layer: ``x.reshape(N, -1) @ w + b``.
+
+    Args:
+        x: input of shape (N, d1, ..., dk); each sample is flattened to D = d1*...*dk.
+        w: weights of shape (D, M).
+        b: bias of shape (M,), or None for no bias.
+    Returns:
+        An Array of shape (N, M).
+
+    See also temporal_affine, minpy.symbol.FullyConnected.
+    """
+    xs, ws = shape_of(x), shape_of(w)
+    if len(xs) < 2:
+        raise ValueError(f"affine: x has shape {xs}; expected (N, d1, ..., dk) with at "
+                         "least 2 dimensions")
+    d = int(numpy.prod(xs[1:]))
+    if len(ws) != 2 or ws[0] != d:
+        raise ValueError(f"affine: w has shape {ws} but x has {d} features per sample "
+                         f"(x shape {xs}); expected w of shape ({d}, M)")
+    if b is not None:
+        _expect_shape("affine", "b", b, (ws[1],), f"w has shape {ws}")
+    out = mnp.matmul(mnp.reshape(x, (xs[0], d)) if len(xs) != 2 else x, w)
+    return out if b is None else out + b
+
+
+def relu(x):
+    """Rectified linear unit: ``maximum(x, 0)`` elementwise.
+
+    Args:
+        x: input of any shape.
+    Returns:
+        An Array like ``x``. See also leaky_relu, minpy.symbol.Activation.
+    """
+    return mnp.maximum(x, 0)
+
+
+def leaky_relu(x, alpha=0.01):
+    """``x`` where positive, ``alpha * x`` elsewhere (elementwise).
+
+    Args:
+        x: input of any shape.
+        alpha: slope for negative inputs (a Python float).
+    Returns:
+        An Array like ``x``. See also relu, minpy.symbol.LeakyReLU.
+    """
+    return mnp.where(x > 0, x, x * alpha)
+
+
+def sigmoid(x):
+    """Logistic function ``1 / (1 + exp(-x))`` elementwise.
+
+    Computed as ``(tanh(x / 2) + 1) / 2``: no overflow for large ``|x|``.
+
+    Args:
+        x: input of any shape.
+    Returns:
+        An Array like ``x``. See also tanh, sigmoid_cross_entropy, scipy.special.expit.
+    """
+    return (mnp.tanh(x * 0.5) + 1) * 0.5
+
+
+def tanh(x):
+    """Hyperbolic tangent elementwise.
+
+    Args:
+        x: input of any shape.
+    Returns:
+        An Array like ``x``. See also numpy.tanh, sigmoid.
+    """
+    return mnp.tanh(x)
+
+
+def _shifted(x, axis):
+    """``x`` minus its maximum along ``axis``: the shift changes no softmax, so it
+    is taken as a constant (no gradient through the max, exact either way)."""
+    return x - stop_gradient(mnp.max(x, axis=axis, keepdims=True))
+
+
+def softmax(x, axis=-1):
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably (max subtracted first).
+
+    Args:
+        x: input of any shape.
+        axis: the axis that sums to one.
+    Returns:
+        An Array like ``x``. See also log_softmax, softmax_loss, scipy.special.softmax.
+    """
+    e = mnp.exp(_shifted(x, axis))
+    return e / mnp.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    """``log(softmax(x, axis))`` computed stably (no log of an underflowed 0).
+
+    Args:
+        x: input of any shape.
+        axis: the axis normalised over.
+    Returns:
+        An Array like ``x``. See also softmax, scipy.special.log_softmax.
+    """
+    z = _shifted(x, axis)
+    return z - mnp.log(mnp.sum(mnp.exp(z), axis=axis, keepdims=True))
+
+
+# ---------------------------------------------------------------- normalisation, dropout
+def _stat_axes(layer, x, gamma, beta):
+    """Reduction axes and the broadcast shape of the per-channel parameters."""
+    xs = shape_of(x)
+    if len(xs) not in (2, 4):
+        raise ValueError(f"{layer}: x has shape {xs}; expected (N, D) or (N, C, H, W)")
+    for name, p in (("gamma", gamma), ("beta", beta)):
+        _expect_shape(layer, name, p, (xs[1],), f"x has shape {xs}")
+    if len(xs) == 2:
+        return (0,), (1, xs[1])
+    return (0, 2, 3), (1, xs[1], 1, 1)
+
+
+def batchnorm(x, gamma, beta, mode='train', eps=1e-5, momentum=0.9, running_mean=None,
+              running_var=None):
+    """Batch normalisation; returns ``(out, running_mean, running_var)``.
+
+    Train mode normalises with the batch mean and (biased) variance per feature
+    and updates ``running = momentum * running + (1 - momentum) * batch_stat``;
+    the statistics entering the update are ``stop_gradient``-ed, so the running
+    statistics carry no gradient.  Test mode normalises with the running
+    statistics and returns them unchanged.
+
+    Args:
+        x: (N, D), or (N, C, H, W) for spatial batch norm (statistics over N, H, W).
+        gamma, beta: scale and shift of shape (D,) / (C,).
+        mode: 'train' or 'test'.
+        eps: added to the variance.
+        momentum: decay of the running statistics.
+        running_mean, running_var: shape (D,) / (C,); default zeros and ones in
+            train mode; required in test mode.
+    Returns:
+        ``(out, running_mean, running_var)``: out like ``x``, the statistics (D,).
+
+    See also layernorm, minpy.symbol.BatchNorm.
+    """
+    _check_mode("batchnorm", mode)
+    axes, pshape = _stat_axes("batchnorm", x, gamma, beta)
+    d = pshape[1]
+    for name, r in (("running_mean", running_mean), ("running_var", running_var)):
+        if r is not None:
+            _expect_shape("batchnorm", name, r, (d,), f"x has shape {shape_of(x)}")
+        elif mode == "test":
+            raise ValueError("batchnorm: mode='test' needs running_mean and running_var "
+                             f"of shape ({d},), got {name}=None")
+    g, bt = mnp.reshape(gamma, pshape), mnp.reshape(beta, pshape)
+    if mode == "test":
+        scale = g / mnp.sqrt(mnp.reshape(running_var, pshape) + eps)
+        return (x - mnp.reshape(running_mean, pshape)) * scale + bt, running_mean, running_var
+    mean = mnp.mean(x, axis=axes, keepdims=True)
+    centred = x - mean
+    var = mnp.mean(centred * centred, axis=axes, keepdims=True)
+    out = centred * (g / mnp.sqrt(var + eps)) + bt
+    with _context_of(x):
+        if running_mean is None:
+            running_mean = mnp.zeros(d, dtype=dtype_of(x))
+        if running_var is None:
+            running_var = mnp.ones(d, dtype=dtype_of(x))
+    new_mean = momentum * stop_gradient(running_mean) + \
+        (1.0 - momentum) * mnp.reshape(stop_gradient(mean), (d,))
+    new_var = momentum * stop_gradient(running_var) + \
+        (1.0 - momentum) * mnp.reshape(stop_gradient(var), (d,))
+    return out, new_mean, new_var
+
+
+def layernorm(x, gamma, beta, eps=1e-5):
+    """Layer normalisation over the last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``.
+
+    Args:
+        x: input of shape (..., D).
+        gamma, beta: scale and shift of shape (D,).
+        eps: added to the (biased) variance.
+    Returns:
+        An Array like ``x``. See also batchnorm, torch.nn.functional.layer_norm.
+    """
+    xs = shape_of(x)
+    if not xs:
+        raise ValueError("layernorm: x is 0-d; expected shape (..., D)")
+    for name, p in (("gamma", gamma), ("beta", beta)):
+        _expect_shape("layernorm", name, p, (xs[-1],), f"x has shape {xs}")
+    centred = x - mnp.mean(x, axis=-1, keepdims=True)
+    var = mnp.mean(centred * centred, axis=-1, keepdims=True)
+    return centred / mnp.sqrt(var + eps) * gamma + beta
+
+
+def dropout(x, prob, mode='train', seed=None):
+    """Inverted dropout: in train mode each unit is zeroed with probability
+    ``prob`` and the kept ones are scaled by ``1 / (1 - prob)``; test mode (or
+    ``prob == 0``) returns ``x`` itself.
+
+    Args:
+        x: input of any shape.
+        prob: drop probability in [0, 1]; 1 drops everything.
+        mode: 'train' or 'test'.
+        seed: an int makes the mask deterministic (a private generator; the
+            global state is untouched); None draws from ``minpy.random``'s global
+            state, so ``minpy.random.seed(s)`` reproduces a run.
+    Returns:
+        An Array like ``x`` (``x`` itself when nothing is dropped).
+
+    See also minpy.symbol.Dropout.
+    """
+    _check_mode("dropout", mode)
+    if not 0 <= prob <= 1:
+        raise ValueError(f"dropout: prob must be in [0, 1], got {prob!r}")
+    if mode == "test" or prob == 0:
+        return x
+    if prob == 1:
+        return x * 0
+    shape = shape_of(x)
+    with _context_of(x):
+        u = (mnp.random.RandomState(seed).random_sample(shape) if seed is not None
+             else mnp.random.random_sample(shape))
+    keep = mnp.astype(u >= prob, dtype_of(x)) * (1.0 / (1.0 - prob))
+    return x * keep
+
+
+def embedding(indices, weight):
+    """Rows of ``weight`` picked by integer ``indices``: ``weight[indices]``.
+
+    Args:
+        indices: integer array of any shape, values in [0, V).
+        weight: table of shape (V, D).
+    Returns:
+        An Array of shape ``indices.shape + (D,)``; the gradient of ``weight``
+        adds up the rows of repeated indices.
+
+    See also minpy.symbol.Embedding, torch.nn.functional.embedding.
+    """
+    ws = _expect_ndim("embedding", "weight", weight, 2, "(V, D)")
+    check_indices("embedding", "indices", indices, ws[0], what="row indices")
+    return mnp.asarray(weight)[mnp.asarray(indices)]
+
+
+# ---------------------------------------------------------------- losses
+@customop
+def _fused_xent(x, target, count):
+    """-sum(target * log_softmax(x)) / count; gradient ``(softmax(x) * sum(target) - target)``."""
+    return -mnp.sum(target * log_softmax(x)) / count
+
+
+def _fused_xent_dx(ans, x, target, count):
+    def vjp(g):
+        mass = mnp.sum(target, axis=-1, keepdims=True)
+        return (softmax(x) * mass - target) * (g / count)
+    return vjp
+
+
+_fused_xent.def_grad(_fused_xent_dx, argnum=0)
+_fused_xent.def_grad(lambda ans, x, target, count: lambda g: log_softmax(x) * (-g / count),
+                     argnum=1)
+
+
+def softmax_loss(x, label):
+    """Softmax cross-entropy from scores, averaged over the batch (stable).
+
+    ``-mean_n log softmax(x)[n, label[n]]``; its gradient is one fused step
+    ``(softmax(x) - onehot) / N`` that can itself be differentiated again.
+
+    Args:
+        x: scores of shape (N, C).
+        label: integer class indices (N,) in [0, C), or a one-hot (N, C) array.
+    Returns:
+        A 0-d Array in ``x``'s dtype (float32 stays float32).
+
+    See also softmax_cross_entropy, log_softmax, minpy.symbol.SoftmaxOutput.
+    """
+    target = onehot_target("softmax_loss", x, label)
+    return _fused_xent(x, target, shape_of(x)[0])
+
+
+def softmax_cross_entropy(prob, label):
+    """Cross-entropy of probabilities: ``-sum(log(prob) * onehot) / N`` (MinPy's).
+
+    Args:
+        prob: probabilities of shape (N, C) (e.g. ``softmax(x)``).
+        label: integer class indices (N,) or a one-hot (N, C) array.
+    Returns:
+        A 0-d Array. See also softmax_loss (from scores, stable).
+    """
+    target = onehot_target("softmax_cross_entropy", prob, label)
+    return -mnp.sum(mnp.log(prob) * target) / shape_of(prob)[0]
+
+
+def svm_loss(x, y):
+    """Multiclass SVM (hinge) loss averaged over the batch:
+    ``sum_{j != y} max(0, x[:, j] - x[:, y] + 1) / N``.
+
+    Args:
+        x: scores of shape (N, C).
+        y: integer class indices (N,) or a one-hot (N, C) array.
+    Returns:
+        A 0-d Array. See also softmax_loss.
+    """
+    target = onehot_target("svm_loss", x, y)
+    correct = mnp.sum(x * target, axis=1, keepdims=True)
+    margins = mnp.maximum(x - correct + 1.0, 0) * (1 - target)
+    return mnp.sum(margins) / shape_of(x)[0]
+
+
+def l2_loss(x, label):
+    """Squared error summed over features, averaged over the batch (MinPy's):
+    ``sum((x - label) ** 2) / N``.
+
+    Args:
+        x: predictions of shape (N, ...).
+        label: targets shaped like ``x``; or, for (N, C) ``x``, integer class
+            indices (N,) taken as one-hot targets.
+    Returns:
+        A 0-d Array. See also mse.
+    """
+    xs = shape_of(x)
+    if shape_of(label) != xs:
+        if dtype_of(label).kind not in "iu":
+            _expect_shape("l2_loss", "label", label, xs, f"x has shape {xs}")
+        label = onehot_target("l2_loss", x, label)
+    diff = x - label
+    return mnp.sum(diff * diff) / xs[0]
+
+
+def mse(x, label):
+    """Mean squared error over all elements: ``mean((x - label) ** 2)``.
+
+    Args:
+        x, label: arrays of the same shape.
+    Returns:
+        A 0-d Array. See also l2_loss.
+    """
+    _expect_shape("mse", "label", label, shape_of(x), f"x has shape {shape_of(x)}")
+    diff = x - label
+    return mnp.mean(diff * diff)
+
+
+def sigmoid_cross_entropy(x, label):
+    """Binary cross-entropy from logits, averaged over all elements (stable):
+    ``mean(log(1 + exp(x)) - label * x)``.
+
+    Args:
+        x: logits of any shape.
+        label: targets in [0, 1] of the same shape.
+    Returns:
+        A 0-d Array. See also sigmoid, torch.nn.functional.binary_cross_entropy_with_logits.
+    """
+    _expect_shape("sigmoid_cross_entropy", "label", label, shape_of(x),
+                  f"x has shape {shape_of(x)}")
+    return mnp.mean(mnp.logaddexp(0, x) - label * x)
+
+
+# ---------------------------------------------------------------- sequences
+def temporal_affine(x, w, b):
+    """Affine map applied at every timestep: (N, T, D) @ (D, M) + (M,) -> (N, T, M).
+
+    See also affine.
+    """
+    n, t, d = _expect_ndim("temporal_affine", "x", x, 3, "(N, T, D)")
+    ws = shape_of(w)
+    if len(ws) != 2 or ws[0] != d:
+        raise ValueError(f"temporal_affine: w has shape {ws} but x has {d} features per "
+                         f"step (x shape {(n, t, d)}); expected w of shape ({d}, M)")
+    _expect_shape("temporal_affine", "b", b, (ws[1],), f"w has shape {ws}")
+    return mnp.reshape(mnp.matmul(mnp.reshape(x, (n * t, d)), w), (n, t, ws[1])) + b
+
+
+def temporal_softmax_loss(x, y, mask):
+    """Softmax cross-entropy at every timestep, masked, summed over time and
+    averaged over the batch (MinPy's): ``-sum(mask * log softmax(x)[y]) / N``.
+
+    Args:
+        x: scores of shape (N, T, V).
+        y: integer indices (N, T) in [0, V).
+        mask: (N, T) booleans or weights; 0 drops a step.
+    Returns:
+        A 0-d Array in ``x``'s dtype, with the fused gradient of softmax_loss.
+    """
+    n, t, v = _expect_ndim("temporal_softmax_loss", "x", x, 3, "(N, T, V)")
+    _expect_shape("temporal_softmax_loss", "mask", mask, (n, t), f"x has shape {(n, t, v)}")
+    check_indices("temporal_softmax_loss", "y", y, v, (n, t))
+    flat = mnp.reshape(x, (n * t, v))
+    target = _onehot(mnp.reshape(mnp.asarray(y), (n * t,)), v, dtype_of(x))
+    weights = mnp.astype(mnp.reshape(mnp.asarray(mask), (n * t, 1)), dtype_of(x))
+    return _fused_xent(flat, target * weights, n)
+
+
+def _check_recurrent(layer, x, h0, wx, wh, b, gates):
+    """(N, T, D, H) after checking x (N, T, D), h0 (N, H), wx (D, gH), wh (H, gH), b (gH,)."""
+    n, t, d = _expect_ndim(layer, "x", x, 3, "(N, T, D)")
+    hs = shape_of(h0)
+    if len(hs) != 2 or hs[0] != n:
+        raise ValueError(f"{layer}: h0 has shape {hs} but x has shape {(n, t, d)}; "
+                         f"expected h0 of shape ({n}, H)")
+    h = hs[1]
+    _expect_shape(layer, "Wx", wx, (d, gates * h), f"x has shape {(n, t, d)} and h0 {hs}")
+    _expect_shape(layer, "Wh", wh, (h, gates * h), f"h0 has shape {hs}")
+    _expect_shape(layer, "b", b, (gates * h,), f"h0 has shape {hs}")
+    return n, t, d, h
+
+
+def _inputs_projected(x, wx, b, n, t, d):
+    """``x @ Wx + b`` for all timesteps in one matrix product, shape (N, T, gH)."""
+    return mnp.reshape(mnp.matmul(mnp.reshape(x, (n * t, d)), wx), (n, t, -1)) + b
+
+
+def rnn_step(x, prev_h, Wx, Wh, b):
+    """One step of a tanh RNN: ``tanh(x @ Wx + prev_h @ Wh + b)``.
+
+    Args:
+        x: (N, D); prev_h: (N, H); Wx: (D, H); Wh: (H, H); b: (H,).
+    Returns:
+        next_h of shape (N, H). See also rnn_temporal.
+    """
+    return mnp.tanh(mnp.matmul(x, Wx) + mnp.matmul(prev_h, Wh) + b)
+
+
+def rnn(x, h0, Wx, Wh, b):
+    """A tanh RNN over a whole sequence; returns all hidden states (N, T, H).
+
+    Args:
+        x: (N, T, D); h0: (N, H); Wx: (D, H); Wh: (H, H); b: (H,).
+    Returns:
+        h of shape (N, T, H). See also rnn_step, lstm, gru.
+    """
+    n, t, d, _ = _check_recurrent("rnn", x, h0, Wx, Wh, b, 1)
+    xw = _inputs_projected(x, Wx, b, n, t, d)
+    h, hs = h0, []
+    for step in range(t):
+        h = mnp.tanh(xw[:, step] + mnp.matmul(h, Wh))
+        hs.append(h)
+    return mnp.stack(hs, axis=1)
+
+
+rnn_temporal = rnn      # MinPy's name
+
+
+def _lstm_cell(a, prev_c, h):
+    """Gates i, f, o, g from the pre-activation ``a`` (N, 4H) -> (next_h, next_c)."""
+    i, f, o = sigmoid(a[:, :h]), sigmoid(a[:, h:2 * h]), sigmoid(a[:, 2 * h:3 * h])
+    next_c = f * prev_c + i * mnp.tanh(a[:, 3 * h:])
+    return o * mnp.tanh(next_c), next_c
+
+
+def lstm_step(x, prev_h, prev_c, Wx, Wh, b):
+    """One LSTM step (gate order i, f, o, g as MinPy); returns ``(next_h, next_c)``.
+
+    Args:
+        x: (N, D); prev_h, prev_c: (N, H); Wx: (D, 4H); Wh: (H, 4H); b: (4H,).
+    Returns:
+        ``(next_h, next_c)``, each (N, H). See also lstm.
+    """
+    a = mnp.matmul(x, Wx) + mnp.matmul(prev_h, Wh) + b
+    return _lstm_cell(a, prev_c, shape_of(prev_h)[1])
+
+
+def lstm(x, h0, Wx, Wh, b, c0=None):
+    """An LSTM over a whole sequence; returns all hidden states (N, T, H).
+
+    Args:
+        x: (N, T, D); h0: (N, H); Wx: (D, 4H); Wh: (H, 4H); b: (4H,).
+        c0: initial cell state (N, H); default zeros.
+    Returns:
+        h of shape (N, T, H). See also lstm_step, lstm_temporal (MinPy's name,
+        c0 = 0).
+    """
+    n, t, d, h = _check_recurrent("lstm", x, h0, Wx, Wh, b, 4)
+    if c0 is None:
+        c0 = mnp.zeros_like(h0)
+    else:
+        _expect_shape("lstm", "c0", c0, (n, h), f"h0 has shape {(n, h)}")
+    xw = _inputs_projected(x, Wx, b, n, t, d)
+    hc, c, hs = h0, c0, []
+    for step in range(t):
+        hc, c = _lstm_cell(xw[:, step] + mnp.matmul(hc, Wh), c, h)
+        hs.append(hc)
+    return mnp.stack(hs, axis=1)
+
+
+def lstm_temporal(x, h0, Wx, Wh, b):
+    """MinPy's whole-sequence LSTM (zero initial cell state): ``lstm(x, h0, Wx, Wh, b)``."""
+    return lstm(x, h0, Wx, Wh, b)
+
+
+def _gru_cell(xr, xh, prev_h, Wh, Whh, h):
+    """One GRU update from the input projections ``xr`` (N, 2H) and ``xh`` (N, H)."""
+    a = sigmoid(xr + mnp.matmul(prev_h, Wh))
+    r, z = a[:, :h], a[:, h:]
+    cand = mnp.tanh(xh + mnp.matmul(r * prev_h, Whh))
+    return z * prev_h + (1 - z) * cand
+
+
+def gru_step(x, prev_h, Wx, Wh, b, Wxh, Whh, bh):
+    """One GRU step (MinPy's: reset r and update z gates, ``z * h + (1 - z) * h~``).
+
+    Args:
+        x: (N, D); prev_h: (N, H); Wx: (D, 2H), Wh: (H, 2H), b: (2H,) for the
+        r and z gates; Wxh: (D, H), Whh: (H, H), bh: (H,) for the candidate.
+    Returns:
+        next_h of shape (N, H). See also gru.
+    """
+    return _gru_cell(mnp.matmul(x, Wx) + b, mnp.matmul(x, Wxh) + bh, prev_h, Wh, Whh,
+                     shape_of(prev_h)[1])
+
+
+def gru(x, h0, Wx, Wh, b, Wxh, Whh, bh):
+    """A GRU over a whole sequence; returns all hidden states (N, T, H).
+
+    Args as :func:`gru_step`, with x of shape (N, T, D) and h0 (N, H).
+    Returns:
+        h of shape (N, T, H). See also gru_step, lstm, rnn.
+    """
+    n, t, d, h = _check_recurrent("gru", x, h0, Wx, Wh, b, 2)
+    _expect_shape("gru", "Wxh", Wxh, (d, h), f"x has shape {(n, t, d)} and h0 {(n, h)}")
+    _expect_shape("gru", "Whh", Whh, (h, h), f"h0 has shape {(n, h)}")
+    _expect_shape("gru", "bh", bh, (h,), f"h0 has shape {(n, h)}")
+    xr = _inputs_projected(x, Wx, b, n, t, d)
+    xh = _inputs_projected(x, Wxh, bh, n, t, d)
+    hs, hcur = [], h0
+    for step in range(t):
+        hcur = _gru_cell(xr[:, step], xh[:, step], hcur, Wh, Whh, h)
+        hs.append(hcur)
+    return mnp.stack(hs, axis=1)
