@@ -1,11 +1,11 @@
 """Train a 2-layer MLP on the bundled digits data with MinPy's ``Solver``.
 
-    python examples/mlp_digits.py [--epochs 20] [--plot mlp.png]
+    python examples/mlp_digits.py [--epochs 30] [--plot mlp.png]
 
 The model is a ``ModelBase`` subclass written with ``minpy.nn.layers``, as
 MinPy programs are; the Solver initialises it, differentiates its loss with
 ``minpy.grad_and_loss`` and updates it with a fused SGD-momentum kernel.
-Reaches about 97% test accuracy in a few seconds on a CPU.
+Reaches about 98.5% test accuracy in a few seconds on a CPU.
 """
 import argparse
 
@@ -36,7 +36,7 @@ class TwoLayerNet(ModelBase):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--plot", default=None, help="write loss/accuracy curves to this PNG")
