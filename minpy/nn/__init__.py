@@ -1,12 +1,17 @@
 """``minpy.nn``: train real models — layers, init, optim, io, model, Solver.
 
 MinPy's module names: ``minpy.nn.layers`` (functional layers and losses on
-the tape), ``minpy.nn.init`` (initialisers), ``minpy.nn.optim`` (MinPy's
-update functions and fused in-place optimizers), ``minpy.nn.schedule``
-(learning-rate schedules), ``minpy.nn.io`` (NDArrayIter, prefetching,
-sharding), ``minpy.nn.readers`` (npz/npy/CSV from fsspec URLs),
+the tape; defined in ``activations``, ``conv``, ``recurrent`` and ``layers``),
+``minpy.nn.init`` (initialisers), ``minpy.nn.optim`` (MinPy's update
+functions; the fused in-place optimizers of ``optimizers`` over the kernels
+of ``fused``), ``minpy.nn.schedule`` (learning-rate schedules),
+``minpy.nn.io`` (NDArrayIter; the batch protocol in ``batch``, prefetching
+in ``prefetch``), ``minpy.nn.readers`` (npz/npy/CSV from fsspec URLs),
 ``minpy.nn.bucketing`` (variable-length sequences, one executor per bucket),
 ``minpy.nn.model`` (ModelBase, SymbolModel), ``minpy.nn.solver`` (Solver:
 progress bars, plots, checkpoints) and ``minpy.nn.checkpoint``.
 """
-from . import layers, init, optim, schedule, io, readers, bucketing, checkpoint, model, solver  # noqa: F401
+from . import layers, init, optim, schedule, io, readers, bucketing, checkpoint, model, solver
+
+__all__ = ["layers", "init", "optim", "schedule", "io", "readers", "bucketing", "checkpoint",
+           "model", "solver"]

@@ -1,38 +1,33 @@
-"""``minpy.nn.io``: data iterators — ``NDArrayIter``, ``DataBatch``, ``DataDesc``, prefetching.
+"""``minpy.nn.io``: data iterators — ``NDArrayIter``; the protocol and prefetching re-exported.
 
-MinPy's and MXNet's iterator protocol: an iterator yields :class:`DataBatch`
-objects (``.data`` and ``.label`` are lists of minpy Arrays, one per named
-source) and describes them with ``provide_data`` / ``provide_label``;
-``reset()`` starts the next epoch.  ``for batch in it:`` runs one epoch.
+:class:`NDArrayIter` serves in-memory arrays as :class:`DataBatch` objects
+(the iterator protocol of MinPy and MXNet, see :mod:`minpy.nn.batch`):
+batching with MXNet's ``last_batch_handle`` (``'pad'``, ``'discard'``,
+``'roll_over'``), per-epoch shuffling from its own seeded generator, a
+contiguous shard per worker (``num_parts``/``part_index``), a user
+``transform`` per batch, ``state_dict()`` to resume mid-epoch, and
+background prefetching (``prefetch=k``, see :mod:`minpy.nn.prefetch`; the
+results are those of ``prefetch=0``, in the same order).  Each batch is
+gathered on the host with one ``take`` per source and moved to the current
+device once.
 
-:class:`NDArrayIter` serves in-memory arrays: batching with MXNet's
-``last_batch_handle`` (``'pad'``, ``'discard'``, ``'roll_over'``),
-per-epoch shuffling from its own seeded generator, a contiguous shard per
-worker (``num_parts``/``part_index``), a user ``transform`` per batch,
-``state_dict()`` to resume mid-epoch, and background prefetching
-(``prefetch=k``).  Each batch is gathered on the host with one ``take`` per
-source and moved to the current device once.
-
-Prefetching runs the batch preparation (gather, transfer, ``transform``) on
-one daemon thread that keeps up to ``k`` batches ready in a bounded queue;
-NumPy releases the GIL in its kernels, so preparation overlaps the training
-step.  The results are those of ``prefetch=0``, in the same order.  An
-exception in the worker re-raises at the consumer's ``next()``;
-``reset()``, ``close()`` and garbage collection stop the thread.
-:class:`PrefetchingIter` does the same for any iterator of batches.
+What lives where (all importable from here, as before):
+``NDArrayIter`` and ``seed_or_global`` here; ``DataDesc``, ``DataBatch``,
+``DataIter`` and ``batch_array`` in :mod:`minpy.nn.batch`;
+``PrefetchingIter`` and the prefetch thread in :mod:`minpy.nn.prefetch`;
+``load_npz``, ``save_data_labels`` and ``load_data_labels`` in
+:mod:`minpy.nn.readers`.
 """
-import collections
 import copy
 import math
-import queue
-import threading
-import weakref
 
 import numpy
 
-from ..core.array import Array, new
+from ..core.array import Array
 from ..dispatch.context import current_context
-from ..dispatch.transfer import move_raw
+from .batch import DataDesc, DataBatch, DataIter, batch_array  # noqa: F401 (re-exported)
+from .batch import _CurrentBatchIter, _check_int
+from .prefetch import PrefetchingIter, _END, _Prefetcher  # noqa: F401 (re-exported)
 from .readers import load_npz, save_data_labels, load_data_labels  # noqa: F401 (MinPy's names)
 
 
@@ -51,200 +46,7 @@ _HANDLES = ("pad", "discard", "roll_over")
 _EMPTY = numpy.zeros(0, numpy.int64)
 
 
-class DataDesc(collections.namedtuple("DataDesc", ["name", "shape"])):
-    """The name, shape, dtype and layout of one input: a ``(name, shape)`` tuple with extras.
-
-    ``DataDesc('data', (32, 784)) == ('data', (32, 784))`` and unpacks as a
-    pair, as MXNet's; ``.dtype`` and ``.layout`` carry the rest.
-
-    See also mxnet.io.DataDesc.
-    """
-
-    def __new__(cls, name, shape, dtype=numpy.float32, layout="NCHW"):
-        desc = super().__new__(cls, name, tuple(int(s) for s in shape))
-        desc.dtype = numpy.dtype(dtype)
-        desc.layout = layout
-        return desc
-
-    def __repr__(self):
-        return f"DataDesc[{self.name},{self.shape},{self.dtype},{self.layout}]"
-
-
-class DataBatch:
-    """One mini-batch: ``data`` and ``label`` lists of Arrays and what describes them.
-
-    Args:
-        data: list of Arrays, one per data source.
-        label: list of Arrays, one per label source (None: no labels).
-        pad: number of trailing samples that are padding (repeats), not data.
-        index: indices of the batch's samples in the dataset (a numpy array).
-        bucket_key: the bucket of a bucketing iterator (None otherwise).
-        provide_data, provide_label: lists of :class:`DataDesc` for this batch.
-
-    See also mxnet.io.DataBatch.
-    """
-
-    def __init__(self, data, label=None, pad=0, index=None, bucket_key=None, provide_data=None,
-                 provide_label=None):
-        if not isinstance(data, (list, tuple)):
-            raise TypeError(f"DataBatch: data must be a list of arrays, one per source, got "
-                            f"{type(data).__name__}")
-        if label is not None and not isinstance(label, (list, tuple)):
-            raise TypeError(f"DataBatch: label must be a list of arrays or None, got "
-                            f"{type(label).__name__}")
-        self.data = list(data)
-        self.label = [] if label is None else list(label)
-        self.pad = pad
-        self.index = index
-        self.bucket_key = bucket_key
-        self.provide_data = provide_data
-        self.provide_label = provide_label
-
-    def __repr__(self):
-        shapes = [tuple(d.shape) for d in self.data] + [tuple(d.shape) for d in self.label]
-        key = "" if self.bucket_key is None else f", bucket_key={self.bucket_key!r}"
-        return f"DataBatch(shapes={shapes}, pad={self.pad}{key})"
-
-
-def batch_array(host, ctx=None):
-    """Host array ``host`` as a minpy Array on ``ctx`` (default: the current context).
-
-    One transfer for a GPU context, no copy on the CPU.
-    """
-    return new(move_raw(host, current_context() if ctx is None else ctx))
-
-
-class DataIter:
-    """Base of the iterators: ``next()`` builds a DataBatch from the ``get*`` methods.
-
-    Subclasses implement ``iter_next()`` (advance; False at the end of the
-    epoch) and ``getdata()``, and usually ``getlabel``/``getpad``/``getindex``
-    and ``reset``.
-
-    See also mxnet.io.DataIter.
-    """
-
-    def __init__(self, batch_size=0):
-        self.batch_size = batch_size
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return self.next()
-
-    def next(self):
-        """The next DataBatch; raises StopIteration at the end of the epoch."""
-        if self.iter_next():
-            return DataBatch(self.getdata(), self.getlabel(), pad=self.getpad(),
-                             index=self.getindex())
-        raise StopIteration
-
-    def reset(self):
-        """Start the next epoch."""
-
-    def iter_next(self):
-        """Move to the next batch; False when the epoch is over."""
-        raise NotImplementedError(f"{type(self).__name__}.iter_next")
-
-    def getdata(self):
-        """The data Arrays of the current batch."""
-        raise NotImplementedError(f"{type(self).__name__}.getdata")
-
-    def getlabel(self):
-        """The label Arrays of the current batch (empty list without labels)."""
-        return []
-
-    def getpad(self):
-        """Number of padding samples at the end of the current batch."""
-        return 0
-
-    def getindex(self):
-        """Indices of the current batch's samples, or None."""
-        return None
-
-
-# ---------------------------------------------------------------------- prefetching
-class _Failure:
-    """An exception raised on the prefetch thread, to re-raise at the consumer."""
-
-    def __init__(self, error):
-        self.error = error
-
-
-_END = object()         # the source is exhausted
-
-
-def _fill(source, produce, out, stop, ctx):
-    """The prefetch thread: ``produce(item)`` for each item of ``source`` into queue ``out``."""
-    try:
-        with ctx:           # batches land where the consumer asked for them
-            for item in source:
-                if stop.is_set():
-                    return
-                out.put(produce(item))
-        out.put(_END)
-    except BaseException as e:           # everything reaches the consumer, nothing is lost
-        out.put(_Failure(e))
-
-
-def _shutdown(thread, out, stop):
-    stop.set()
-    while True:
-        while True:                      # unblock a put() on a full queue
-            try:
-                out.get_nowait()
-            except queue.Empty:
-                break
-        if thread is threading.current_thread() or not thread.is_alive():
-            return
-        thread.join(0.01)
-
-
-class _Prefetcher:
-    """A daemon thread producing ``produce(item)`` for each item of ``source``, ``depth`` ahead.
-
-    Holds no reference to the iterator that owns it, so dropping the
-    iterator stops the thread (``weakref.finalize``, also at exit).
-    """
-
-    def __init__(self, source, produce, depth):
-        self._queue = queue.Queue(maxsize=depth)
-        stop = threading.Event()
-        self._thread = threading.Thread(
-            target=_fill, args=(source, produce, self._queue, stop, current_context()),
-            name="minpy-prefetch", daemon=True)
-        self._thread.start()
-        self._finalizer = weakref.finalize(self, _shutdown, self._thread, self._queue, stop)
-
-    def get(self):
-        """The next product (``_END`` once the source is exhausted); re-raises its error."""
-        while True:
-            try:
-                item = self._queue.get(timeout=0.05)
-                break
-            except queue.Empty:
-                if not self._thread.is_alive() and self._queue.empty():
-                    return _END
-        if isinstance(item, _Failure):
-            self.close()
-            raise item.error
-        return item
-
-    def close(self):
-        """Stop the thread and drop what it prepared (idempotent)."""
-        self._finalizer()
-
-
 # ---------------------------------------------------------------------- NDArrayIter
-def _check_int(fn, name, value, low):
-    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)):
-        raise TypeError(f"{fn}: {name} must be an int, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{fn}: {name} must be >= {low}, got {value}")
-    return int(value)
-
-
 def _host(name, value):
     if isinstance(value, Array):
         value = value.asnumpy()
@@ -309,48 +111,6 @@ class _BatchMaker:
             raise TypeError(f"NDArrayIter: transform {self.transform!r} must return a "
                             f"DataBatch, got {type(out).__name__}")
         return out
-
-
-class _CurrentBatchIter(DataIter):
-    """An iterator whose ``iter_next()`` stores the whole batch in ``_current``;
-    ``next()`` and the ``get*`` methods read it; ``_prefetcher`` is its prefetch
-    thread, if any."""
-
-    _current = _prefetcher = None
-
-    def close(self):
-        """Stop the prefetch thread, if any (``reset()`` and garbage collection do it too)."""
-        if self._prefetcher is not None:
-            self._prefetcher.close()
-            self._prefetcher = None
-
-    def next(self):
-        """The next DataBatch; StopIteration at the end of the epoch (then ``reset()``)."""
-        if self.iter_next():
-            return self._current
-        raise StopIteration
-
-    def _batch(self, what):
-        if self._current is None:
-            raise RuntimeError(f"{type(self).__name__}.{what}: no current batch; call next() "
-                               f"or iter_next() first (and reset() after the end of an epoch)")
-        return self._current
-
-    def getdata(self):
-        """The data Arrays of the current batch."""
-        return self._batch("getdata").data
-
-    def getlabel(self):
-        """The label Arrays of the current batch."""
-        return self._batch("getlabel").label
-
-    def getpad(self):
-        """Padding samples at the end of the current batch (``'pad'`` only)."""
-        return self._batch("getpad").pad
-
-    def getindex(self):
-        """Indices (into the whole, unsharded data) of the current batch's samples."""
-        return self._batch("getindex").index
 
 
 class NDArrayIter(_CurrentBatchIter):
@@ -616,74 +376,3 @@ class NDArrayIter(_CurrentBatchIter):
         self._seq, self._carry = order.copy(), int(state["carry"])
         self._pos, self._exhausted = int(state["position"]), bool(state["exhausted"])
         self._current = None
-
-
-class PrefetchingIter(_CurrentBatchIter):
-    """Prepare the batches of any iterator on a background thread, ``prefetch`` ahead.
-
-    Args:
-        iterator: a DataIter or any iterable of batches (reset with its
-            ``reset()`` when it has one).
-        prefetch: batches kept ready (>= 1).
-        transform: ``fn(batch) -> batch`` run on the prefetch thread.
-
-    ``reset()`` stops the thread, resets ``iterator`` and restarts lazily;
-    the batches the thread had prepared are dropped.  ``close()`` and
-    garbage collection stop the thread.  An error in ``iterator`` or
-    ``transform`` re-raises at ``next()``.
-
-    See also mxnet.io.PrefetchingIter, ``NDArrayIter(prefetch=k)``.
-    """
-
-    def __init__(self, iterator, prefetch=2, transform=None):
-        if not hasattr(iterator, "__iter__"):
-            raise TypeError(f"PrefetchingIter: iterator must be iterable, got "
-                            f"{type(iterator).__name__}")
-        if transform is not None and not callable(transform):
-            raise TypeError(f"PrefetchingIter: transform must be callable or None, got "
-                            f"{type(transform).__name__}")
-        super().__init__(getattr(iterator, "batch_size", 0))
-        self.iterator = iterator
-        self.prefetch = _check_int("PrefetchingIter", "prefetch", prefetch, 1)
-        self.transform = transform
-        self._prefetcher, self._current, self._done = None, None, False
-
-    @property
-    def provide_data(self):
-        """The wrapped iterator's ``provide_data``."""
-        return self.iterator.provide_data
-
-    @property
-    def provide_label(self):
-        """The wrapped iterator's ``provide_label``."""
-        return self.iterator.provide_label
-
-    def reset(self):
-        """Stop the thread, reset the wrapped iterator; the next epoch starts at ``next()``."""
-        self.close()
-        if hasattr(self.iterator, "reset"):
-            self.iterator.reset()
-        self._current, self._done = None, False
-
-    def iter_next(self):
-        """Take the next prepared batch; False when the wrapped iterator is exhausted."""
-        if self._done:
-            return False
-        if self._prefetcher is None:
-            self._prefetcher = _Prefetcher(self.iterator, self.transform or _identity,
-                                           self.prefetch)
-        try:
-            item = self._prefetcher.get()
-        except BaseException:
-            self._prefetcher = None
-            raise
-        if item is _END:
-            self.close()
-            self._current, self._done = None, True
-            return False
-        self._current = item
-        return True
-
-
-def _identity(batch):
-    return batch

@@ -11,6 +11,19 @@ one-hot (N, C) array.  ``softmax_loss`` has one fused gradient,
 ``(softmax(x) - onehot) / N``, itself written in minpy operations so that it
 can be differentiated again.
 
+Where things live (all importable from here, as in MinPy):
+
+- this module: the argument checks (``check_indices``, ``onehot_target``),
+  ``affine``, ``batchnorm``, ``layernorm``, ``dropout``, ``embedding`` and the
+  losses, ``temporal_softmax_loss`` included;
+- ``minpy.nn.activations``: ``relu``, ``leaky_relu``, ``sigmoid``, ``tanh``,
+  ``softmax``, ``log_softmax`` and the shape checks shared with the recurrent
+  layers;
+- ``minpy.nn.recurrent``: ``temporal_affine`` and the recurrent layers
+  (``rnn_step``/``rnn``/``rnn_temporal``, ``lstm_step``/``lstm``/
+  ``lstm_temporal``, ``gru_step``/``gru``);
+- ``minpy.nn.conv``: ``conv2d``, ``max_pool``, ``avg_pool``.
+
 Differences from MinPy, on purpose:
 
 - ``dropout`` is inverted: training scales the kept units by 1 / (1 - prob),
@@ -26,6 +39,10 @@ from .. import numpy as mnp
 from ..core import customop, stop_gradient
 from ..dispatch.context import current_context
 from .conv import conv2d, max_pool, avg_pool, shape_of, dtype_of
+from .activations import (relu, leaky_relu, sigmoid, tanh, softmax, log_softmax,
+                          _expect_shape, _expect_ndim)
+from .recurrent import (temporal_affine, rnn_step, rnn_temporal, rnn, lstm_step,
+                        lstm_temporal, lstm, gru_step, gru)
 
 __all__ = ["affine", "relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
            "batchnorm", "layernorm", "dropout", "embedding",
@@ -42,21 +59,6 @@ _MODES = ("train", "test")
 def _check_mode(layer, mode):
     if mode not in _MODES:
         raise ValueError(f"{layer}: mode must be one of {_MODES}, got {mode!r}")
-
-
-def _expect_shape(layer, name, a, expected, context):
-    """Raise unless ``a`` has shape ``expected``; ``context`` says why that shape."""
-    s = shape_of(a)
-    if s != tuple(expected):
-        raise ValueError(f"{layer}: {name} has shape {s} but {context}; "
-                         f"expected {name} of shape {tuple(expected)}")
-
-
-def _expect_ndim(layer, name, a, ndim, layout):
-    s = shape_of(a)
-    if len(s) != ndim:
-        raise ValueError(f"{layer}: {name} has shape {s}; expected a {ndim}-d array {layout}")
-    return s
 
 
 def _host_min_max(a):
@@ -126,7 +128,7 @@ def _context_of(a):
     return ctx if ctx is not None else current_context()
 
 
-# ---------------------------------------------------------------- activations
+# ---------------------------------------------------------------- fully-connected
 def affine(x, w, b):
     """Fully-connected layer: ``x.reshape(N, -1) @ w + b``.
 
@@ -151,85 +153,6 @@ def affine(x, w, b):
         _expect_shape("affine", "b", b, (ws[1],), f"w has shape {ws}")
     out = mnp.matmul(mnp.reshape(x, (xs[0], d)) if len(xs) != 2 else x, w)
     return out if b is None else out + b
-
-
-def relu(x):
-    """Rectified linear unit: ``maximum(x, 0)`` elementwise.
-
-    Args:
-        x: input of any shape.
-    Returns:
-        An Array like ``x``. See also leaky_relu, minpy.symbol.Activation.
-    """
-    return mnp.maximum(x, 0)
-
-
-def leaky_relu(x, alpha=0.01):
-    """``x`` where positive, ``alpha * x`` elsewhere (elementwise).
-
-    Args:
-        x: input of any shape.
-        alpha: slope for negative inputs (a Python float).
-    Returns:
-        An Array like ``x``. See also relu, minpy.symbol.LeakyReLU.
-    """
-    return mnp.where(x > 0, x, x * alpha)
-
-
-def sigmoid(x):
-    """Logistic function ``1 / (1 + exp(-x))`` elementwise.
-
-    Computed as ``(tanh(x / 2) + 1) / 2``: no overflow for large ``|x|``.
-
-    Args:
-        x: input of any shape.
-    Returns:
-        An Array like ``x``. See also tanh, sigmoid_cross_entropy, scipy.special.expit.
-    """
-    return (mnp.tanh(x * 0.5) + 1) * 0.5
-
-
-def tanh(x):
-    """Hyperbolic tangent elementwise.
-
-    Args:
-        x: input of any shape.
-    Returns:
-        An Array like ``x``. See also numpy.tanh, sigmoid.
-    """
-    return mnp.tanh(x)
-
-
-def _shifted(x, axis):
-    """``x`` minus its maximum along ``axis``: the shift changes no softmax, so it
-    is taken as a constant (no gradient through the max, exact either way)."""
-    return x - stop_gradient(mnp.max(x, axis=axis, keepdims=True))
-
-
-def softmax(x, axis=-1):
-    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably (max subtracted first).
-
-    Args:
-        x: input of any shape.
-        axis: the axis that sums to one.
-    Returns:
-        An Array like ``x``. See also log_softmax, softmax_loss, scipy.special.softmax.
-    """
-    e = mnp.exp(_shifted(x, axis))
-    return e / mnp.sum(e, axis=axis, keepdims=True)
-
-
-def log_softmax(x, axis=-1):
-    """``log(softmax(x, axis))`` computed stably (no log of an underflowed 0).
-
-    Args:
-        x: input of any shape.
-        axis: the axis normalised over.
-    Returns:
-        An Array like ``x``. See also softmax, scipy.special.log_softmax.
-    """
-    z = _shifted(x, axis)
-    return z - mnp.log(mnp.sum(mnp.exp(z), axis=axis, keepdims=True))
 
 
 # ---------------------------------------------------------------- normalisation, dropout
@@ -480,21 +403,7 @@ def sigmoid_cross_entropy(x, label):
     return mnp.mean(mnp.logaddexp(0, x) - label * x)
 
 
-# ---------------------------------------------------------------- sequences
-def temporal_affine(x, w, b):
-    """Affine map applied at every timestep: (N, T, D) @ (D, M) + (M,) -> (N, T, M).
-
-    See also affine.
-    """
-    n, t, d = _expect_ndim("temporal_affine", "x", x, 3, "(N, T, D)")
-    ws = shape_of(w)
-    if len(ws) != 2 or ws[0] != d:
-        raise ValueError(f"temporal_affine: w has shape {ws} but x has {d} features per "
-                         f"step (x shape {(n, t, d)}); expected w of shape ({d}, M)")
-    _expect_shape("temporal_affine", "b", b, (ws[1],), f"w has shape {ws}")
-    return mnp.reshape(mnp.matmul(mnp.reshape(x, (n * t, d)), w), (n, t, ws[1])) + b
-
-
+# ---------------------------------------------------------------- sequence loss
 def temporal_softmax_loss(x, y, mask):
     """Softmax cross-entropy at every timestep, masked, summed over time and
     averaged over the batch (MinPy's): ``-sum(mask * log softmax(x)[y]) / N``.
@@ -513,141 +422,3 @@ def temporal_softmax_loss(x, y, mask):
     target = _onehot(mnp.reshape(mnp.asarray(y), (n * t,)), v, dtype_of(x))
     weights = mnp.astype(mnp.reshape(mnp.asarray(mask), (n * t, 1)), dtype_of(x))
     return _fused_xent(flat, target * weights, n)
-
-
-def _check_recurrent(layer, x, h0, wx, wh, b, gates):
-    """(N, T, D, H) after checking x (N, T, D), h0 (N, H), wx (D, gH), wh (H, gH), b (gH,)."""
-    n, t, d = _expect_ndim(layer, "x", x, 3, "(N, T, D)")
-    hs = shape_of(h0)
-    if len(hs) != 2 or hs[0] != n:
-        raise ValueError(f"{layer}: h0 has shape {hs} but x has shape {(n, t, d)}; "
-                         f"expected h0 of shape ({n}, H)")
-    h = hs[1]
-    _expect_shape(layer, "Wx", wx, (d, gates * h), f"x has shape {(n, t, d)} and h0 {hs}")
-    _expect_shape(layer, "Wh", wh, (h, gates * h), f"h0 has shape {hs}")
-    _expect_shape(layer, "b", b, (gates * h,), f"h0 has shape {hs}")
-    return n, t, d, h
-
-
-def _inputs_projected(x, wx, b, n, t, d):
-    """``x @ Wx + b`` for all timesteps in one matrix product, shape (N, T, gH)."""
-    return mnp.reshape(mnp.matmul(mnp.reshape(x, (n * t, d)), wx), (n, t, -1)) + b
-
-
-def rnn_step(x, prev_h, Wx, Wh, b):
-    """One step of a tanh RNN: ``tanh(x @ Wx + prev_h @ Wh + b)``.
-
-    Args:
-        x: (N, D); prev_h: (N, H); Wx: (D, H); Wh: (H, H); b: (H,).
-    Returns:
-        next_h of shape (N, H). See also rnn_temporal.
-    """
-    return mnp.tanh(mnp.matmul(x, Wx) + mnp.matmul(prev_h, Wh) + b)
-
-
-def rnn(x, h0, Wx, Wh, b):
-    """A tanh RNN over a whole sequence; returns all hidden states (N, T, H).
-
-    Args:
-        x: (N, T, D); h0: (N, H); Wx: (D, H); Wh: (H, H); b: (H,).
-    Returns:
-        h of shape (N, T, H). See also rnn_step, lstm, gru.
-    """
-    n, t, d, _ = _check_recurrent("rnn", x, h0, Wx, Wh, b, 1)
-    xw = _inputs_projected(x, Wx, b, n, t, d)
-    h, hs = h0, []
-    for step in range(t):
-        h = mnp.tanh(xw[:, step] + mnp.matmul(h, Wh))
-        hs.append(h)
-    return mnp.stack(hs, axis=1)
-
-
-rnn_temporal = rnn      # MinPy's name
-
-
-def _lstm_cell(a, prev_c, h):
-    """Gates i, f, o, g from the pre-activation ``a`` (N, 4H) -> (next_h, next_c)."""
-    i, f, o = sigmoid(a[:, :h]), sigmoid(a[:, h:2 * h]), sigmoid(a[:, 2 * h:3 * h])
-    next_c = f * prev_c + i * mnp.tanh(a[:, 3 * h:])
-    return o * mnp.tanh(next_c), next_c
-
-
-def lstm_step(x, prev_h, prev_c, Wx, Wh, b):
-    """One LSTM step (gate order i, f, o, g as MinPy); returns ``(next_h, next_c)``.
-
-    Args:
-        x: (N, D); prev_h, prev_c: (N, H); Wx: (D, 4H); Wh: (H, 4H); b: (4H,).
-    Returns:
-        ``(next_h, next_c)``, each (N, H). See also lstm.
-    """
-    a = mnp.matmul(x, Wx) + mnp.matmul(prev_h, Wh) + b
-    return _lstm_cell(a, prev_c, shape_of(prev_h)[1])
-
-
-def lstm(x, h0, Wx, Wh, b, c0=None):
-    """An LSTM over a whole sequence; returns all hidden states (N, T, H).
-
-    Args:
-        x: (N, T, D); h0: (N, H); Wx: (D, 4H); Wh: (H, 4H); b: (4H,).
-        c0: initial cell state (N, H); default zeros.
-    Returns:
-        h of shape (N, T, H). See also lstm_step, lstm_temporal (MinPy's name,
-        c0 = 0).
-    """
-    n, t, d, h = _check_recurrent("lstm", x, h0, Wx, Wh, b, 4)
-    if c0 is None:
-        c0 = mnp.zeros_like(h0)
-    else:
-        _expect_shape("lstm", "c0", c0, (n, h), f"h0 has shape {(n, h)}")
-    xw = _inputs_projected(x, Wx, b, n, t, d)
-    hc, c, hs = h0, c0, []
-    for step in range(t):
-        hc, c = _lstm_cell(xw[:, step] + mnp.matmul(hc, Wh), c, h)
-        hs.append(hc)
-    return mnp.stack(hs, axis=1)
-
-
-def lstm_temporal(x, h0, Wx, Wh, b):
-    """MinPy's whole-sequence LSTM (zero initial cell state): ``lstm(x, h0, Wx, Wh, b)``."""
-    return lstm(x, h0, Wx, Wh, b)
-
-
-def _gru_cell(xr, xh, prev_h, Wh, Whh, h):
-    """One GRU update from the input projections ``xr`` (N, 2H) and ``xh`` (N, H)."""
-    a = sigmoid(xr + mnp.matmul(prev_h, Wh))
-    r, z = a[:, :h], a[:, h:]
-    cand = mnp.tanh(xh + mnp.matmul(r * prev_h, Whh))
-    return z * prev_h + (1 - z) * cand
-
-
-def gru_step(x, prev_h, Wx, Wh, b, Wxh, Whh, bh):
-    """One GRU step (MinPy's: reset r and update z gates, ``z * h + (1 - z) * h~``).
-
-    Args:
-        x: (N, D); prev_h: (N, H); Wx: (D, 2H), Wh: (H, 2H), b: (2H,) for the
-        r and z gates; Wxh: (D, H), Whh: (H, H), bh: (H,) for the candidate.
-    Returns:
-        next_h of shape (N, H). See also gru.
-    """
-    return _gru_cell(mnp.matmul(x, Wx) + b, mnp.matmul(x, Wxh) + bh, prev_h, Wh, Whh,
-                     shape_of(prev_h)[1])
-
-
-def gru(x, h0, Wx, Wh, b, Wxh, Whh, bh):
-    """A GRU over a whole sequence; returns all hidden states (N, T, H).
-
-    Args as :func:`gru_step`, with x of shape (N, T, D) and h0 (N, H).
-    Returns:
-        h of shape (N, T, H). See also gru_step, lstm, rnn.
-    """
-    n, t, d, h = _check_recurrent("gru", x, h0, Wx, Wh, b, 2)
-    _expect_shape("gru", "Wxh", Wxh, (d, h), f"x has shape {(n, t, d)} and h0 {(n, h)}")
-    _expect_shape("gru", "Whh", Whh, (h, h), f"h0 has shape {(n, h)}")
-    _expect_shape("gru", "bh", bh, (h,), f"h0 has shape {(n, h)}")
-    xr = _inputs_projected(x, Wx, b, n, t, d)
-    xh = _inputs_projected(x, Wxh, bh, n, t, d)
-    hs, hcur = [], h0
-    for step in range(t):
-        hcur = _gru_cell(xr[:, step], xh[:, step], hcur, Wh, Whh, h)
-        hs.append(hcur)
-    return mnp.stack(hs, axis=1)
