@@ -156,6 +156,9 @@ def main():
     x, y, w0 = make_problem(args.hidden)
     contenders = {"numpy (hand)": numpy_epoch, "minpy loop (grad_and_loss)": minpy_epoch,
                   "minpy Solver (fused sgd_momentum)": solver_epoch}
+    # minpy's first step loads numba's OpenMP runtime with OMP_WAIT_POLICY=PASSIVE; torch,
+    # imported first, would load its own libgomp (RTLD_GLOBAL) with spinning workers for both
+    solver_epoch(x, y, w0)
     torch_epoch = torch_epoch_maker()
     if torch_epoch is not None:
         contenders["torch eager (SGD foreach)"] = torch_epoch

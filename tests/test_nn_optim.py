@@ -97,9 +97,12 @@ def test_both_forms_match_the_numpy_reference(rule, dtype, shapes, backend, wd, 
 
 
 @pytest.mark.skipif(not HAS_NUMBA, reason="numba not installed")
+@pytest.mark.parametrize("threads", ["one", "all"])
 @pytest.mark.parametrize("options", [{}, {"weight_decay": 0.01, "clip_gradient": 1.5}])
 @pytest.mark.parametrize("rule", RULES)
-def test_fused_numpy_and_functional_agree_to_the_bit(rule, options):
+def test_fused_numpy_and_functional_agree_to_the_bit(rule, options, threads, monkeypatch):
+    if threads == "all":          # small steps run on one thread; here the whole pool
+        monkeypatch.setattr(fused, "PARALLEL_MIN", 0)
     rng = numpy.random.default_rng(3)
     shapes = [(70000,), (3, 5), (), (1,)]        # a tensor over several parallel chunks
     w0 = [rng.standard_normal(s).astype(numpy.float32) for s in shapes]
@@ -112,6 +115,9 @@ def test_fused_numpy_and_functional_agree_to_the_bit(rule, options):
             opt.step(params[b], {f"p{i}": g for i, g in enumerate(gs)})
         for i, g in enumerate(gs):
             fw[i], cfg[i] = getattr(optim, rule)(fw[i], minpy.array(g), cfg[i])
+    plans = [p for p in vars(runs["numba"]).values() if isinstance(p, dict)]
+    one_thread = [v.one_thread for d in plans for v in d.values() if isinstance(v, fused.NumbaPlan)]
+    assert one_thread == [threads == "one"]
     for i in range(len(shapes)):
         a, b = params["numba"][f"p{i}"].asnumpy(), params["numpy"][f"p{i}"].asnumpy()
         numpy.testing.assert_array_equal(a, b)

@@ -20,13 +20,19 @@ Three implementations:
   buffer: no temporaries beyond it.
 - :func:`step_cupy`: one ``cupy.ElementwiseKernel`` per kind (GPU arrays).
 """
+import os
+
 import numpy
 
 __all__ = ["KINDS", "hyper", "numba_available", "load_numba", "NumbaPlan", "step_numpy",
-           "step_cupy", "CHUNK"]
+           "step_cupy", "CHUNK", "PARALLEL_MIN"]
 
 KINDS = ("sgd", "momentum", "nesterov", "rms", "adam")      # the kernel's kind codes 0..4
 CHUNK = 1 << 15          # elements per parallel work item of the numba kernel
+# Below this many elements a step runs with one numba thread: waking the pool costs more
+# than the pass saves, and right after a BLAS call its spinning threads make the pool crawl
+# (measured: an MLP step's update 0.04 ms alone, 3.8 ms with 2 threads after a matmul).
+PARALLEL_MIN = 1 << 20
 # layout of the hyper vector: lr, rescale, clip (inf: none), wd, then the kind's p0, p1 ...
 _LR, _RESCALE, _CLIP, _WD, _P = 0, 1, 2, 3, 4
 _NHYPER = 10
@@ -64,7 +70,7 @@ def hyper(kind, lr, rescale=1.0, clip=None, wd=0.0, params=(), dtype=numpy.float
 # optional dependency, so the names they call start as placeholders that
 # load_numba() binds before compiling them.
 prange = range
-_carray = _as_ptr = _grad_at = _fused_rows = None
+_carray = _as_ptr = _grad_at = _fused_rows = _chunk = None
 _NUMBA = {}
 
 
@@ -112,21 +118,30 @@ def _rows_py(kind, w, g, s1, s2, h, use_wd):
             w[i] = wi - lr * (mi / p4) / (numpy.sqrt(vi / p5) + eps)
 
 
+def _chunk_py(kind, ptrs, table, h, k, use_wd):
+    """Chunk ``k`` of ``table`` (tensor, start, stop, size); ``ptrs`` holds each tensor's
+    (w, g, s1, s2) buffer addresses (0: unused)."""
+    j, start, stop, n = table[k, 0], table[k, 1], table[k, 2], table[k, 3]
+    w = _carray(_as_ptr(ptrs[j, 0], h), (n,))[start:stop]
+    g = _carray(_as_ptr(ptrs[j, 1], h), (n,))[start:stop]
+    s1 = w if ptrs[j, 2] == 0 else _carray(_as_ptr(ptrs[j, 2], h), (n,))[start:stop]
+    s2 = w if ptrs[j, 3] == 0 else _carray(_as_ptr(ptrs[j, 3], h), (n,))[start:stop]
+    # the literal flag, after inlining, lets LLVM drop the branch and vectorize
+    if use_wd:
+        _fused_rows(kind, w, g, s1, s2, h, True)
+    else:
+        _fused_rows(kind, w, g, s1, s2, h, False)
+
+
 def _kernel_py(kind, ptrs, table, h):
-    """Every chunk of ``table`` (tensor, start, stop, size) in parallel; ``ptrs``
-    holds each tensor's (w, g, s1, s2) buffer addresses (0: unused)."""
+    """Every chunk of ``table`` in parallel (see _chunk_py).
+
+    A ``range`` loop compiled without ``parallel`` is not an alternative for
+    one thread: LLVM then leaves the Adam rows scalar (7x slower, measured).
+    """
     use_wd = h[3] != 0
     for k in prange(table.shape[0]):
-        j, start, stop, n = table[k, 0], table[k, 1], table[k, 2], table[k, 3]
-        w = _carray(_as_ptr(ptrs[j, 0], h), (n,))[start:stop]
-        g = _carray(_as_ptr(ptrs[j, 1], h), (n,))[start:stop]
-        s1 = w if ptrs[j, 2] == 0 else _carray(_as_ptr(ptrs[j, 2], h), (n,))[start:stop]
-        s2 = w if ptrs[j, 3] == 0 else _carray(_as_ptr(ptrs[j, 3], h), (n,))[start:stop]
-        # the literal flag, after inlining, lets LLVM drop the branch and vectorize
-        if use_wd:
-            _fused_rows(kind, w, g, s1, s2, h, True)
-        else:
-            _fused_rows(kind, w, g, s1, s2, h, False)
+        _chunk(kind, ptrs, table, h, k, use_wd)
 
 
 def numba_available():
@@ -149,6 +164,10 @@ def load_numba():
         return kernel
     if "error" in _NUMBA:
         raise _NUMBA["error"]
+    # numba's OpenMP workers spin after each kernel by default, taking the cores from the
+    # BLAS calls of the next forward pass (an MLP step measured 2x slower); idle them
+    # instead unless the user chose. Read by libgomp when numba first loads it.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import numba
         from numba import types
@@ -168,13 +187,15 @@ def load_numba():
             return builder.inttoptr(args[0], context.get_value_type(ptr))
         return ptr(types.intp, like), codegen
 
-    global prange, _carray, _as_ptr, _grad_at, _fused_rows
+    global prange, _carray, _as_ptr, _grad_at, _fused_rows, _chunk
     prange, _carray, _as_ptr = numba.prange, numba.carray, as_ptr
     _grad_at = numba.njit(inline="always", cache=True)(_grad_py)
     _fused_rows = numba.njit(inline="always", cache=True)(_rows_py)
-    kernel = numba.njit(parallel=True, fastmath=False, cache=True, nogil=True)(_kernel_py)
-    _NUMBA["kernel"] = kernel
-    return kernel
+    _chunk = numba.njit(inline="always", cache=True)(_chunk_py)
+    _NUMBA["kernel"] = numba.njit(parallel=True, fastmath=False, cache=True,
+                                  nogil=True)(_kernel_py)
+    _NUMBA["set_threads"], _NUMBA["get_threads"] = numba.set_num_threads, numba.get_num_threads
+    return _NUMBA["kernel"]
 
 
 def _address(a):
@@ -198,6 +219,7 @@ class NumbaPlan:
         self._keep = [tuple(s) for s in states]          # the addresses stay valid
         self.dtype = self.weights[0].dtype
         self.kernel = load_numba()
+        self.one_thread = sum(w.size for w in self.weights) < PARALLEL_MIN
         self.ptrs = numpy.zeros((len(self.weights), 4), numpy.intp)
         rows = []
         for j, (w, st) in enumerate(zip(self.weights, self._keep)):
@@ -236,7 +258,15 @@ class NumbaPlan:
                 raise ValueError(f"NumbaPlan.run: gradient {j} must be a C-contiguous "
                                  f"{dt} numpy array of {w.size} elements")
             ptrs[j, 1] = _address(g)
-        self.kernel(KINDS.index(kind), ptrs, self.table, h)
+        if self.one_thread:      # the same kernel on this thread alone (PARALLEL_MIN)
+            threads = _NUMBA["get_threads"]()
+            _NUMBA["set_threads"](1)
+            try:
+                self.kernel(KINDS.index(kind), ptrs, self.table, h)
+            finally:
+                _NUMBA["set_threads"](threads)
+        else:
+            self.kernel(KINDS.index(kind), ptrs, self.table, h)
         ptrs[:, 1] = 0
 
 
