@@ -365,3 +365,18 @@ def test_symbol_model_trains():
     solver = _solver(model=model, epochs=4, init_rule="xavier")
     solver.train()
     assert solver.val_acc_history[-1] > 0.9
+
+
+def test_prefetching_iterator_trains_identically():
+    """prefetch=2 prepares batches on a thread; the run is bit-identical to prefetch=0."""
+    runs = []
+    for prefetch in (0, 2):
+        mp.random.seed(1)
+        train, test = _iters(prefetch=prefetch)
+        solver = Solver(BNDropoutNet(), train, test, num_epochs=2, update_rule="adam",
+                        optim_config={"learning_rate": 0.01}, verbose=False, seed=7)
+        solver.train()
+        runs.append(solver)
+    assert runs[0].loss_history == runs[1].loss_history
+    for k, v in runs[0].model.params.items():
+        numpy.testing.assert_array_equal(numpy.asarray(runs[1].model.params[k]), numpy.asarray(v))
