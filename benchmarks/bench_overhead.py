@@ -20,9 +20,12 @@ def cases(n):
     xn = rng.random(n, dtype=numpy.float32)
     yn = rng.random(n, dtype=numpy.float32)
     idx_n = rng.integers(0, n, size=min(n, 1000))
-    xm, ym, idx_m = minpy.array(xn), minpy.array(yn), minpy.array(idx_n)
+    zn = rng.random(n, dtype=numpy.float32)
+    xm, ym, zm, idx_m = minpy.array(xn), minpy.array(yn), minpy.array(zn), minpy.array(idx_n)
     return [
         ("x*y+1", lambda: xn * yn + 1, lambda: xm * ym + 1),
+        ("(x*y+z)*0.5+x (temporaries)", lambda: (xn * yn + zn) * 0.5 + xn,
+         lambda: (xm * ym + zm) * 0.5 + xm),
         ("sum(x, axis=0)", lambda: numpy.sum(xn, axis=0), lambda: minpy.sum(xm, axis=0)),
         ("x.mean()", lambda: xn.mean(), lambda: xm.mean()),
         ("exp(x)", lambda: numpy.exp(xn), lambda: minpy.exp(xm)),
@@ -35,7 +38,7 @@ def cases(n):
 
 def main():
     rows = []
-    for n in (4, 1_000_000):
+    for n in (4, 1_000_000, 10_000_000):
         for name, f_np, f_mp in cases(n):
             t_np = per_call(f_np)
             t_mp = per_call(f_mp)
