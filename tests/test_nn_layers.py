@@ -194,7 +194,7 @@ def test_conv2d_and_pooling_match_symbol_operators():
                                       numpy.asarray(pool(data=np.array(xh))), rtol=1e-12)
 
 
-@pytest.mark.parametrize("case", [CONV_CASES[1], CONV_CASES[2], CONV_CASES[3]])
+@pytest.mark.parametrize("case", CONV_CASES)
 def test_conv2d_gradient_order_2(case):
     n, c, h, w, f, k, s, p, d, g = case
     args = (np.array(rand(n, c, h, w, scale=0.5)), np.array(rand(f, c // g, k, k, seed=1)),
