@@ -578,7 +578,7 @@ class Function(_SymbolFunction):
         return super().__call__(*args, is_train=is_train,
                                 **{k: v for k, v in inputs.items() if k in known})
 
-    @property
+    @functools.cached_property
     def _known_names(self):
         return frozenset(self.arg_names) | frozenset(self.aux_names)
 

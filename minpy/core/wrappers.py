@@ -234,7 +234,7 @@ def _operator2(uf, prim):
             d2 = x2._data if type(x2) is Array else x2
             if type(x1) is Array:
                 d1 = x1._data
-                if d1.size >= ELIDE_MIN and eligible and _temporary(x1, d1) and _fits(d1, d2):
+                if eligible and d1.size >= ELIDE_MIN and _temporary(x1, d1) and _fits(d1, d2):
                     uf(d1, d2, out=d1)
                     return x1
             else:

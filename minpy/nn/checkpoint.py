@@ -19,7 +19,9 @@ import pickle
 import struct
 import tempfile
 
-__all__ = ["save", "load", "CheckpointError"]
+import numpy
+
+__all__ = ["save", "load", "host_copies", "CheckpointError"]
 
 MAGIC = b"MINPYCK1"
 _HEADER = struct.Struct("<8sQ32s")
@@ -27,6 +29,13 @@ _HEADER = struct.Struct("<8sQ32s")
 
 class CheckpointError(ValueError):
     """A checkpoint file that is truncated, corrupt, or not a minpy checkpoint."""
+
+
+def host_copies(arrays):
+    """``{name: host numpy copy}`` of a dict of minpy/NumPy arrays (``None`` values left out):
+    the form parameters take in a checkpoint."""
+    return {k: (v.asnumpy() if hasattr(v, "asnumpy") else numpy.asarray(v)).copy()
+            for k, v in arrays.items() if v is not None}
 
 
 def save(path, state):

@@ -16,14 +16,9 @@ Loops run over kernel offsets only, never over output positions.
 import numpy
 
 from .. import numpy as mnp
+from ..numpy.rule_helpers import shape_of
 
 __all__ = ["conv2d", "max_pool", "avg_pool"]
-
-
-def shape_of(a):
-    """The shape of an Array, a NumPy array or a nested list, as a tuple. See also numpy.shape."""
-    s = getattr(a, "shape", None)
-    return tuple(s) if s is not None else numpy.shape(a)
 
 
 def dtype_of(a):

@@ -131,15 +131,16 @@ class ModelBase:
             finally:
                 self.params = saved
         grads, loss = grad_and_loss(objective)(self.params)
-        self.aux_params = {k: stop_gradient(v) if isinstance(v, Array) else v
-                           for k, v in self.aux_params.items()}
+        # in place: a SymbolModel's dict is its Function's
+        self.aux_params.update({k: stop_gradient(v) for k, v in self.aux_params.items()
+                                if isinstance(v, Array)})
         return loss, grads
 
     # ---------------------------------------------------------- persistence
     def save_params(self, path):
         """Write ``params`` and ``aux_params`` to ``path`` atomically (see minpy.nn.checkpoint)."""
-        checkpoint.save(path, {"params": _host_dict(self.params),
-                               "aux_params": _host_dict(self.aux_params)})
+        checkpoint.save(path, {"params": checkpoint.host_copies(self.params),
+                               "aux_params": checkpoint.host_copies(self.aux_params)})
 
     def load_params(self, path):
         """Read parameters written by :meth:`save_params`; shapes must match the declared ones."""
@@ -169,11 +170,6 @@ class ModelBase:
     def load(self, prefix):
         """MinPy's name: :meth:`load_params` from ``prefix + '.params'``."""
         self.load_params(f"{prefix}.params")
-
-
-def _host_dict(d):
-    return {k: (v.asnumpy() if isinstance(v, Array) else numpy.asarray(v)).copy()
-            for k, v in d.items() if v is not None}
 
 
 class SymbolModel(ModelBase):

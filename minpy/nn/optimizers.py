@@ -17,7 +17,7 @@ import numpy
 
 from ..core import tape as _tape
 from ..core.array import Array, wait
-from ..dispatch import versions
+from ..core.execute import mutated
 from ..dispatch.backend import backend_of
 from ..dispatch.context import cpu
 from ..dispatch.transfer import context_of, data_on, move_raw
@@ -293,9 +293,7 @@ class Optimizer:
             self._run_numba(kind, key[0], its, hypers[key])
         for it in items:
             it.st["t"] += 1
-            if it.w._copies is not None:      # cached copies on other devices are stale now
-                it.w._copies = None
-            versions.bump(it.data)
+            mutated(it.w)          # cached copies on other devices are stale now
 
     def _run_numba(self, kind, dtype, its, h):
         key = (dtype, tuple(it.name for it in its))

@@ -29,7 +29,6 @@ import numpy
 
 from .. import numpy as mnp
 from ..core.array import Array
-from ..core.autograd import grad_and_loss, stop_gradient
 from . import checkpoint, init, optim
 
 __all__ = ["Solver", "StopTraining", "Callback"]
@@ -183,24 +182,11 @@ class Solver:
                 self.model.aux_params[name] = value
 
     # ------------------------------------------------------------------ step
-    def _loss_of(self, batch):
-        model = self.model
-
-        def objective(params):
-            saved, model.params = model.params, params
-            try:
-                return model.loss_batch(batch, model.forward_batch(batch, mode="train"))
-            finally:
-                model.params = saved
-        return grad_and_loss(objective)
-
     def _step(self, batch, where):
         """One gradient step on ``batch``; returns the loss as a float."""
         model = self.model
-        grads, loss = self._loss_of(batch)(model.params)
-        model.aux_params.update({k: stop_gradient(v) for k, v in model.aux_params.items()
-                                 if isinstance(v, Array)})
-        value = float(numpy.asarray(loss.asnumpy() if isinstance(loss, Array) else loss))
+        loss, grads = model.loss_and_grad(batch, mode="train")
+        value = float(_host(loss))
         if not math.isfinite(value):
             if self.on_nonfinite == "raise":
                 raise FloatingPointError(
@@ -337,7 +323,7 @@ class Solver:
         score = val_acc if self.task_type == "classification" else -val_acc
         if self.test_dataiter is not None and score > self._best_score:
             self._best_score, self.best_val_acc = score, val_acc
-            self.best_params = {k: _host(v).copy() for k, v in self.model.params.items()}
+            self.best_params = checkpoint.host_copies(self.model.params)
         self._decay_learning_rate()
         self.epoch = epoch
         target = "acc" if self.task_type == "classification" else "loss"
@@ -377,9 +363,8 @@ class Solver:
             "format": 1,
             "epoch": self.epoch, "step_count": self.step_count,
             "skipped_steps": self.skipped_steps,
-            "params": {k: _host(v).copy() for k, v in self.model.params.items()},
-            "aux_params": {k: _host(v).copy() for k, v in self.model.aux_params.items()
-                           if v is not None},
+            "params": checkpoint.host_copies(self.model.params),
+            "aux_params": checkpoint.host_copies(self.model.aux_params),
             "optimizer": (self.optimizer.state_dict() if self.optimizer is not None else None),
             "optim_configs": {p: {k: _host(v).copy() if isinstance(v, Array) else v
                                   for k, v in c.items()} for p, c in self.optim_configs.items()},
