@@ -48,7 +48,11 @@ class Array(ArrayHolder):
         """A host ``numpy.ndarray`` with this array's values (no copy on the CPU).
 
         For a GPU array, a new host copy (counted) that the caller owns.
+        Inside a function being traced by ``minpy.jit``, reading the value of an
+        array that depends on the function's inputs raises ``minpy.JitTraceError``.
         """
+        if _process.tracers:
+            _check_trace_read(self)
         wait(self)
         d = self._data
         if type(d) is _ndarray:
@@ -158,6 +162,8 @@ class Array(ArrayHolder):
         return operator.index(self._host_scalar())
 
     def _host_scalar(self):
+        if _process.tracers:
+            _check_trace_read(self)
         wait(self)
         d = self._data
         if type(d) is not _ndarray:
@@ -194,11 +200,15 @@ class Array(ArrayHolder):
 
     # -------------------------------------------------------- protocols
     def __repr__(self):
+        if _process.tracers and _traced_value(self):
+            return f"Array(<traced by minpy.jit>, shape={self.shape}, dtype={self.dtype})"
         wait(self)
         text = repr(self.asnumpy())
         return text[:-1] + f", ctx={self.context})"
 
     def __str__(self):
+        if _process.tracers and _traced_value(self):
+            return repr(self)
         return str(self.asnumpy())
 
     def __format__(self, spec):
@@ -231,6 +241,19 @@ class Array(ArrayHolder):
 
 
 _new = object.__new__
+_process = state.process
+
+
+def _traced_value(arr):
+    """True when this thread's ``minpy.jit`` trace holds ``arr`` as an input-dependent value."""
+    tracer = state.per_thread.flags.tracer
+    return tracer is not None and tracer.is_dynamic(arr)
+
+
+def _check_trace_read(arr):
+    tracer = state.per_thread.flags.tracer
+    if tracer is not None:
+        tracer.check_read(arr)
 
 
 def new(data):

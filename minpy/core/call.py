@@ -22,7 +22,7 @@ def call(prim, args, kwargs):
         if prim.mutates is not None or (kwargs and kwargs.get("out") is not None):
             return inplace.record_write(prim, args, kwargs)
         return tape.record(prim, args, kwargs)
-    if _process.async_on:
+    if _process.async_on and _per_thread.flags.tracer is None:
         pushed = async_work.try_push(prim, args, kwargs)
         if pushed is not None:
             return pushed

@@ -20,9 +20,10 @@ from ..dispatch.transfer import context_of, disown, move_operands, move_raw
 from .array import Array, new, unwrap_cpu, wrap
 from .primitive import CREATE, SELF
 
-__all__ = ["run", "choose_context", "mutated"]
+__all__ = ["run", "run_untraced", "choose_context", "mutated"]
 
 _process = state.process
+_per_thread = state.per_thread
 _CPU0 = cpu(0)
 _ndarray = numpy.ndarray
 
@@ -31,7 +32,21 @@ _TARGET_KWARGS = ("dst", "a", "arr", "x")
 
 
 def run(prim, args, kwargs):
-    """Run ``prim`` on the device chosen by placement and policy, moving inputs there."""
+    """Run ``prim`` on the device chosen by placement and policy, moving inputs there.
+
+    While this thread traces a function for ``minpy.jit``, the tracer runs the call
+    (through :func:`run_untraced`) and records it; a custom op is not recorded
+    itself, the calls it makes are.
+    """
+    if _process.tracers and prim.custom is None:
+        tracer = _per_thread.flags.tracer
+        if tracer is not None:
+            return tracer.call(prim, args, kwargs)
+    return run_untraced(prim, args, kwargs)
+
+
+def run_untraced(prim, args, kwargs):
+    """:func:`run` without the trace hook (what a tracer calls to run a call)."""
     fn = prim.host_fn
     if _process.cpu_only and fn is not None:
         # no GPU: a straight NumPy call (reached under a tape or another thread's tape)

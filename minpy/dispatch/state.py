@@ -26,13 +26,13 @@ import threading
 import weakref
 
 __all__ = ["process", "per_thread", "thread_flags", "NO_TAPE", "set_gpu", "set_policy_name", "set_async", "enter_tape",
-           "exit_tape", "set_fallback_warning", "recompute",
+           "exit_tape", "enter_trace", "exit_trace", "set_fallback_warning", "recompute",
            "force_front_door"]
 
 
 class ProcessState:
     __slots__ = ("gpu", "policy", "async_on", "fallback_warn", "tapes", "front_door_only",
-                 "cpu_only", "eager", "fast")
+                 "tracers", "cpu_only", "eager", "fast")
 
     def __init__(self):
         self.gpu = None
@@ -41,6 +41,7 @@ class ProcessState:
         self.fallback_warn = True
         self.tapes = 0
         self.front_door_only = False   # tests and debugging: no straight paths
+        self.tracers = 0               # threads tracing a function for minpy.jit
         self.cpu_only = self.eager = self.fast = True
 
 
@@ -59,10 +60,11 @@ NO_TAPE = _NoTape()
 
 
 class ThreadFlags:
-    __slots__ = ("depth", "first_tape", "one_tape", "__weakref__")
+    __slots__ = ("depth", "first_tape", "one_tape", "tracer", "__weakref__")
 
     def __init__(self):
         self.depth = 0
+        self.tracer = None          # the minpy.jit trace recording this thread's calls
         self.first_tape = None      # the outermost recording tape of this thread
         self.one_tape = NO_TAPE if process.eager else None
 
@@ -97,7 +99,8 @@ def _derive_thread(f):
 def _derive():
     # callers hold _lock
     process.cpu_only = process.gpu is None and process.policy != "only_gpu"
-    process.eager = process.cpu_only and not process.async_on and not process.front_door_only
+    process.eager = (process.cpu_only and not process.async_on and not process.front_door_only
+                     and not process.tracers)
     process.fast = process.eager and process.tapes == 0
     for f in list(_threads):
         _derive_thread(f)
@@ -150,6 +153,29 @@ def enter_tape(stack):
 def exit_tape(stack):
     """A tape of this thread stopped recording; ``stack``: the thread's tapes now."""
     _tapes_changed(stack, -1)
+
+
+def enter_trace(tracer):
+    """This thread starts recording its calls into ``tracer`` (``minpy.jit``): every
+    call then takes the front door, where the recorder sees it. Returns the previous
+    tracer of the thread (traces nest: an inner one ends before the outer)."""
+    f = per_thread.flags
+    prev, f.tracer = f.tracer, tracer
+    if prev is None:
+        with _lock:
+            process.tracers += 1
+            _derive()
+    return prev
+
+
+def exit_trace(prev):
+    """End this thread's innermost trace; ``prev`` is what :func:`enter_trace` returned."""
+    f = per_thread.flags
+    f.tracer = prev
+    if prev is None:
+        with _lock:
+            process.tracers -= 1
+            _derive()
 
 
 def force_front_door(enabled):

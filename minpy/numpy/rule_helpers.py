@@ -15,12 +15,19 @@ from ..core import autograd
 from ..core.array import Array
 from ..core.autograd import defvjp
 from ..core.ops import broadcast_grad, unbroadcast
+from ..dispatch import state
 from .fronts import host
 
 __all__ = ["is_complex", "conj_if_complex", "real_part", "hermitian", "unbroadcast",
            "broadcast_grad", "unbroadcast_to_operand", "host", "shape_of", "cast_like",
            "reshape_like", "per_item", "nograd", "real_vdot", "vjp_via_reference",
-           "defvjp_by_name", "no_gradient"]
+           "defvjp_by_name", "no_gradient", "jit_tracing"]
+
+
+def jit_tracing():
+    """True while ``minpy.jit`` traces this thread: a rule must not branch on values
+    then (reading one raises), so it takes its general, branch-free path."""
+    return state.per_thread.flags.tracer is not None
 
 
 # ---------------------------------------------------------------- complex numbers

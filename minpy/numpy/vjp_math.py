@@ -35,8 +35,8 @@ from ..core.autograd import defvjp, def_nondiff, stop_gradient
 from ..core.wrappers import ufunc as _ufunc_type
 from ..core.array import Array
 import minpy.numpy as mnp
-from .rule_helpers import (conj_if_complex, is_complex, real_part, real_vdot, unbroadcast,
-                           vjp_via_reference)
+from .rule_helpers import (conj_if_complex, is_complex, jit_tracing, real_part, real_vdot,
+                           unbroadcast, vjp_via_reference)
 
 __all__ = ["NONDIFF_UFUNCS", "NONDIFF_FUNCTIONS"]
 
@@ -205,7 +205,7 @@ def _pick(i):
             # multiply by the mask, not where(): branch-free, ~15x faster on random masks
             picked = g * (ans == a)
             tie = x == y
-            if not tie.any():               # the common case: one pass less
+            if not jit_tracing() and not tie.any():     # common case: one pass less
                 return picked
             return picked - 0.5 * (picked * tie)       # stays in g's dtype
         return vjp

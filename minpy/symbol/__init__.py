@@ -30,6 +30,7 @@ from .rnn import lstm_cell, lstm_params, gru_cell, gru_params
 from .checks import check_symbol_grad, check_symbol_forward
 from . import zoo
 from .function import function, Function
+from .jit import jit, JitFunction, JitTraceError
 
 globals().update(OP_FUNCTIONS)
 

@@ -1,0 +1,371 @@
+"""A trace turned into a program: constants folded, dead steps dropped, memory
+planned, elementwise chains fused, and compiled to one straight-line Python
+function.
+
+Passes, in order (:func:`build_program`):
+
+1. **constants**: a slot computed only from Python constants (not from inputs,
+   captures or random draws) and never written keeps its trace-time value; the
+   steps that made it are dropped (``arange`` of an index, the seed gradient,
+   ``zeros`` that are only read ...);
+2. **dead steps**: a step is kept when it makes an output, writes an input or a
+   captured array, feeds a kept step, or draws random numbers;
+3. **fusion** (``minpy.symbol.jit_fuse``): chains of elementwise NumPy ufunc steps
+   become one compiled kernel where that measures faster;
+4. **memory**: every result of a NumPy ufunc (``matmul`` included) that is not
+   returned is written with ``out=`` into a buffer planned by
+   ``minpy.symbol.memory.plan_memory`` (in place when the op allows it and the
+   input dies there, storage shared by lifetimes, one arena); a donated input's
+   buffer is reused in place by the elementwise step where it dies;
+5. **code**: one Python function whose locals are the slots, each step a
+   call, compiled once (no per-step dispatch, no dictionary lookups).
+
+A planned buffer is reused by every call: the program is not reentrant, so a
+lock serialises calls of one program.
+"""
+import logging
+import math
+import threading
+
+import numpy
+
+from ..core.array import Array, new
+from ..core.execute import mutated, run_untraced
+from .memory import plan_memory
+from .trace import Ref
+
+__all__ = ["Program", "build_program"]
+
+log = logging.getLogger("minpy.symbol.jit")
+
+_ufunc = numpy.ufunc
+_ARENA_ALIGN = 64
+
+
+def _as0d(r):
+    return numpy.asarray(r) if isinstance(r, numpy.generic) else r
+
+
+class Program:
+    """A compiled trace (see module doc).
+
+    Attributes: ``code`` (the generated source), ``steps`` (kept steps),
+    ``planned_bytes`` (the arena), ``unplanned_bytes`` (bytes of step results
+    allocated at each call), ``folded`` (constants), ``fused`` (kernels made),
+    ``captures`` (the captured Arrays and their signature).
+    """
+
+    def __init__(self, fn, code, captures, written_inputs, written_captures, out_slots,
+                 stats):
+        self._fn, self.code = fn, code
+        self.captures = captures
+        self._written_inputs, self._written_captures = written_inputs, written_captures
+        self.out_slots = out_slots
+        self.__dict__.update(stats)
+        self._lock = threading.Lock()
+
+    def captures_match(self):
+        """True while every captured Array still has its trace-time shape and dtype."""
+        for a, shape, dtype in self.captures:
+            d = a._data
+            if d.shape != shape or d.dtype != dtype:
+                return False
+        return True
+
+    def run(self, inputs):
+        """Run on the inputs' Arrays (unique input slots in order); returns the
+        outputs' backend arrays."""
+        with self._lock:
+            outs = self._fn(*[a._data for a in inputs])
+        for i in self._written_inputs:
+            mutated(inputs[i])
+        for a in self._written_captures:
+            mutated(a)
+        return outs
+
+
+def build_program(tracer, input_slots, out_slots, donate=(), fuse=None, plan=True,
+                  name="f"):
+    """Compile the steps of ``tracer`` into a :class:`Program`.
+
+    Args:
+        tracer: the finished ``minpy.symbol.trace.Tracer``.
+        input_slots: slot of each unique input, in the order ``Program.run`` gets them.
+        out_slots: slot of each output (the function's flattened Array results).
+        donate: input positions (in ``input_slots``) whose buffers may be reused.
+        fuse: a function ``(steps, slots, keep) -> steps`` (the fusion pass) or None.
+        plan: plan memory (``out=`` buffers); False allocates every result.
+        name: the traced function's name (for the code and the log).
+    """
+    slots, steps = tracer.slots, tracer.steps
+    outs = set(out_slots)
+    out_roots = {slots[k].root for k in out_slots}
+    folded = _fold_constants(slots, steps, outs | out_roots)
+    live_steps = _live(slots, steps, outs, folded)
+    if fuse is not None:
+        live_steps = fuse(live_steps, slots, outs | out_roots)
+    planned, arena, plan_stats = ({}, None, {"planned_bytes": 0, "naive_bytes": 0}) if not plan \
+        else _plan(slots, live_steps, outs | out_roots, {input_slots[i] for i in donate})
+    src, env = _generate(slots, live_steps, input_slots, out_slots, folded, planned, name)
+    code = compile(src, f"<minpy.jit {name}>", "exec")
+    exec(code, env)
+    fn = env["_replay"]
+    captures = [(slots[k].array, slots[k].shape, slots[k].dtype)
+                for k in range(len(slots)) if slots[k].kind == "capture"
+                and _used(k, live_steps)]
+    written = set()
+    for st in live_steps:
+        for w in st.writes:
+            written.add(w)
+            written.add(slots[w].root)
+    pos = {k: i for i, k in enumerate(input_slots)}
+    written_inputs = sorted(pos[k] for k in written if k in pos)
+    written_captures = [slots[k].array for k in sorted(written)
+                        if slots[k].kind == "capture"]
+    made = {k for st in live_steps for _, k in st.outs
+            if slots[k].kind == "op" and slots[k].root == k and k not in planned}
+    unplanned = sum(slots[k].nbytes for k in made)
+    stats = dict(plan_stats, arena=arena, unplanned_bytes=unplanned, folded=len(folded),
+                 num_steps=len(live_steps), traced_steps=len(steps),
+                 fused=sum(1 for st in live_steps if st.kind == "fused"))
+    prog = Program(fn, src, captures, written_inputs, written_captures, list(out_slots), stats)
+    log.debug("jit %s: %d traced steps -> %d (%d constants folded, %d fused kernels); "
+              "planned %d bytes (naive %d), %d bytes allocated per call", name, len(steps),
+              len(live_steps), len(folded), prog.fused, prog.planned_bytes,
+              prog.naive_bytes, unplanned)
+    return prog
+
+
+def _used(k, steps):
+    return any(k in st.reads for st in steps)
+
+
+# ------------------------------------------------------------------ passes
+def _fold_constants(slots, steps, keep):
+    """Slots whose trace-time value is a constant (see module doc)."""
+    folded = set()
+    for st in steps:
+        if st.side_effect or st.writes or st.kind == "opaque":
+            continue
+        if any(slots[k].kind == "capture" and slots[k].dynamic for k in st.reads):
+            continue
+        ks = [k for _, k in st.outs]
+        if ks and all(not slots[k].dynamic and not slots[k].written
+                      and not slots[slots[k].root].written and k not in keep for k in ks):
+            folded.update(ks)
+    return folded
+
+
+def _live(slots, steps, outs, folded):
+    """The steps that must run, in order (see module doc)."""
+    live = set(outs)
+    for s in slots:
+        if s.kind in ("input", "capture") and s.written:
+            live.add(s.index)
+    kept = []
+    for st in reversed(steps):
+        made = [k for _, k in st.outs]
+        if all(k in folded for k in made) and made and not st.writes and not st.side_effect:
+            continue
+        needed = st.side_effect or any(k in live or slots[k].root in live for k in made) or \
+            any(w in live or slots[w].root in live for w in st.writes)
+        if not needed:
+            continue
+        kept.append(st)
+        for k in st.reads + st.writes:
+            live.add(k)
+            live.add(slots[k].root)
+    kept.reverse()
+    return kept
+
+
+def _plannable(st, slots, keep):
+    """The slot of ``st``'s result that may be written into a planned buffer, or None."""
+    if st.kind != "raw" or st.seq or len(st.outs) != 1 or "out" in st.kwargs:
+        return None
+    if not isinstance(st.fn, _ufunc) or st.fn.nout != 1:
+        return None
+    k = st.outs[0][1]
+    s = slots[k]
+    if k in keep or s.root != k or not isinstance(s.value, (numpy.ndarray, numpy.generic)):
+        return None
+    if s.kind != "op" or not s.dynamic:
+        return None
+    return k
+
+
+def _plan(slots, steps, keep, donated):
+    """Planned buffers ``{slot: backend array}`` and the arena (see module doc)."""
+    order, inputs_of, outputs_of, inplace_of = [], {}, {}, {}
+    plannable = {}
+    for i, st in enumerate(steps):
+        k = _plannable(st, slots, keep)
+        if k is not None:
+            plannable[i] = k
+    internal = set(plannable.values())
+    external = set()
+    entry_bytes = {}
+    for i, st in enumerate(steps):
+        ins = []
+        for k in st.reads + st.writes:
+            r = slots[k].root
+            if r not in ins:
+                ins.append(r)
+        outs_i = [plannable[i]] if i in plannable else []
+        for r in ins + [k for _, k in st.outs]:
+            entry_bytes[r] = max(1, slots[r].nbytes)
+            if r not in internal:
+                external.add(r)
+        extra = [k for _, k in st.outs if k not in outs_i and k not in ins]
+        order.append(i)
+        inputs_of[i] = ins
+        outputs_of[i] = outs_i + extra
+        pairs = []
+        if outs_i and st.fn is not numpy.matmul:
+            o = slots[outs_i[0]]
+            for p, r in enumerate(ins):
+                s = slots[r]
+                if r in internal and r in st.reads and s.shape == o.shape and \
+                        s.dtype == o.dtype:
+                    pairs.append((p, 0))
+        inplace_of[i] = pairs
+    if not internal:
+        return {}, None, {"planned_bytes": 0, "naive_bytes": 0}
+    mp = plan_memory(order, inputs_of, outputs_of, entry_bytes, inplace_of, external,
+                     layout="arena")
+    raw = numpy.empty(mp.arena_bytes + _ARENA_ALIGN, numpy.uint8)
+    start = (-raw.ctypes.data) % _ARENA_ALIGN
+    arena = raw[start:start + mp.arena_bytes]
+    planned = {}
+    for k, b in mp.storage_of.items():
+        s = slots[k]
+        off = mp.offset_of[b]
+        planned[k] = arena[off:off + s.nbytes].view(s.dtype).reshape(s.shape)
+    _donate(slots, steps, planned, donated, keep)
+    return planned, raw, {"planned_bytes": int(mp.arena_bytes),
+                          "naive_bytes": int(mp.naive_bytes)}
+
+
+def _donate(slots, steps, planned, donated, keep):
+    """Write an elementwise result into a donated input's buffer at the input's
+    last use (the result then lives in the caller's storage)."""
+    if not donated:
+        return
+    last = {}
+    for i, st in enumerate(steps):
+        for k in st.reads + st.writes:
+            last[slots[k].root] = i
+    taken = set()
+    for i, st in enumerate(steps):
+        if st.kind != "raw" or not isinstance(st.fn, _ufunc) or st.fn is numpy.matmul or \
+                st.seq or len(st.outs) != 1 or "out" in st.kwargs:
+            continue
+        k = st.outs[0][1]
+        o = slots[k]
+        if o.root != k or k in keep:
+            continue
+        for r in st.reads:
+            s = slots[r]
+            if r in donated and r not in taken and last.get(r) == i and s.root == r and \
+                    s.shape == o.shape and s.dtype == o.dtype:
+                planned[k] = _DonatedBuffer(r)
+                taken.add(r)
+                break
+
+
+class _DonatedBuffer:
+    """Marks a result written into the buffer of donated input slot ``slot``."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot):
+        self.slot = slot
+
+
+# ------------------------------------------------------------------ code
+def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
+    env = {"_as0d": _as0d, "_new": new, "_Array": Array, "_run": run_untraced}
+    consts = {}
+
+    def const(obj):
+        t = type(obj)
+        if obj is None or t is bool or (t is int and abs(obj) < 1 << 62):
+            return repr(obj)
+        key = id(obj)
+        if key not in consts:
+            consts[key] = f"k{len(consts)}"
+            env[consts[key]] = obj
+        return consts[key]
+
+    def slot_expr(k):
+        if k in folded:
+            n = f"c{k}"
+            env[n] = slots[k].value
+            return n
+        return f"v{k}"
+
+    def expr(obj, wrap=False):
+        t = type(obj)
+        if t is Ref:
+            e = slot_expr(obj.slot)
+            return f"_new({e})" if wrap else e
+        if t is tuple:
+            inner = ", ".join(expr(e, wrap) for e in obj)
+            return f"({inner},)" if obj else "()"
+        if t is list:
+            return "[" + ", ".join(expr(e, wrap) for e in obj) + "]"
+        if t is dict:
+            return "{" + ", ".join(f"{k!r}: {expr(v, wrap)}" for k, v in obj.items()) + "}"
+        return const(obj)
+
+    params = ", ".join(f"v{k}" for k in input_slots)
+    lines = [f"def _replay({params}):"]
+    captured = sorted({k for st in steps for k in st.reads
+                       if slots[k].kind == "capture" and k not in folded})
+    for k in captured:
+        env[f"cap{k}"] = slots[k].array
+        lines.append(f"    v{k} = cap{k}._data")
+    for i, st in enumerate(steps):
+        f = f"f{i}"
+        env[f] = st.fn
+        if st.kind == "generic":
+            call = f"_run({f}, {expr(st.args, True)}, {expr(st.kwargs, True)})"
+            lines.append(f"    _r = {call}")
+            if st.seq:
+                for pos, k in st.outs:
+                    lines.append(f"    v{k} = _r[{pos}]._data")
+            elif st.outs:
+                lines.append(f"    v{st.outs[0][1]} = _r._data")
+            continue
+        args = [expr(a) for a in st.args]
+        kw = [f"{k}={expr(v)}" for k, v in st.kwargs.items()]
+        if st.kind == "fused":
+            lines.extend(st.fn_lines(f, args, planned, slot_expr))
+            continue
+        if st.kind == "raw" and not st.seq and st.outs:
+            k = st.outs[0][1]
+            buf = planned.get(k)
+            if isinstance(buf, _DonatedBuffer):
+                kw.append(f"out={slot_expr(buf.slot)}")
+            elif buf is not None:
+                env[f"b{k}"] = buf
+                kw.append(f"out=b{k}")
+        call = f"{f}({', '.join(args + kw)})"
+        if not st.outs:
+            lines.append(f"    {call}")
+        elif st.seq:
+            lines.append(f"    _r = {call}")
+            for pos, k in st.outs:
+                v = f"_r[{pos}]"
+                lines.append(f"    v{k} = _as0d({v})" if k in st.as0d else f"    v{k} = {v}")
+        else:
+            k = st.outs[0][1]
+            lines.append(f"    v{k} = _as0d({call})" if k in st.as0d else f"    v{k} = {call}")
+    rets = ", ".join(slot_expr(k) for k in out_slots)
+    lines.append(f"    return ({rets}{',' if out_slots else ''})")
+    return "\n".join(lines) + "\n", env
+
+
+def nbytes_of(shape, dtype):
+    """Bytes of an array of ``shape`` and ``dtype``."""
+    return math.prod(shape) * numpy.dtype(dtype).itemsize

@@ -1,0 +1,284 @@
+"""Recording what a function computes, for ``minpy.jit``.
+
+While a :class:`Tracer` is installed in a thread (``dispatch.state.enter_trace``),
+every primitive call of that thread reaches :meth:`Tracer.call` at the bottom of
+the front door (``core.execute.run``): the call runs as usual and is appended
+to the trace as a *step* reading and writing *slots*.  A slot is one backend
+array the function saw: an input, an array captured from outside (read by
+reference at each replay, so parameters updated in place are seen), or a step's
+result.  Calls made by the tape's backward pass come through the same door, so
+a function that calls ``minpy.grad`` inside is traced with its gradient: the
+backward steps extend the forward ones in one trace.
+
+Big operators (``symbol.function``) and fused optimizer steps do not run
+primitives; they add *opaque* steps (:meth:`Tracer.opaque`): a Python callable
+of backend arrays replayed as is.
+
+A slot is *dynamic* when its value depends on the inputs, on captured arrays or
+on a random draw.  Reading a dynamic value into Python (``bool``, ``float``,
+``.item()``, ``asnumpy`` ...) cannot be traced: :meth:`Tracer.check_read` raises
+:class:`JitTraceError` naming the function and the line, or, for
+``jit(..., fallback=True)``, lets the read through and marks the trace unusable
+(the function then runs eagerly).  Static slots (computed from Python constants
+only) may be read; their trace-time values become constants of the program.
+"""
+import os
+import sys
+
+import numpy
+
+from ..core.array import Array
+from ..core.execute import run_untraced
+from ..dispatch import state
+from ..dispatch.backend import NUMPY
+
+__all__ = ["Tracer", "Slot", "Step", "Ref", "JitTraceError", "current_tracer"]
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+# functions whose Python result depends on shapes and dtypes only
+_SHAPE_ONLY = frozenset(("shape", "ndim", "size", "result_type", "can_cast", "iscomplexobj",
+                         "isrealobj", "isscalar", "min_scalar_type", "promote_types",
+                         "ndarray.__len__", "broadcast_shapes"))
+
+
+class JitTraceError(RuntimeError):
+    """A function traced by ``minpy.jit`` reads the value of an array that depends on
+    its inputs into Python (control flow on array values cannot be traced)."""
+
+
+class Ref:
+    """A slot reference inside an argument template."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot):
+        self.slot = slot
+
+    def __repr__(self):
+        return f"Ref({self.slot})"
+
+
+class Slot:
+    """One backend array of the trace (see module doc).
+
+    ``kind``: 'input', 'capture' or 'op'; ``array``: for a capture, the Array
+    read at each replay; ``value``: the backend array at trace time; ``root``:
+    the slot whose buffer this one views (itself if it owns its buffer);
+    ``written``: some step writes it in place; ``producer``: the step index.
+    """
+
+    __slots__ = ("index", "kind", "shape", "dtype", "dynamic", "value", "array", "root",
+                 "written", "producer")
+
+    def __init__(self, index, kind, value, dynamic, producer=None, array=None):
+        self.index, self.kind, self.value, self.dynamic = index, kind, value, dynamic
+        self.shape = tuple(getattr(value, "shape", ()))
+        self.dtype = getattr(value, "dtype", None)
+        self.array, self.root, self.written, self.producer = array, index, False, producer
+
+    @property
+    def nbytes(self):
+        return int(getattr(self.value, "nbytes", 0))
+
+
+class Step:
+    """One recorded call.
+
+    ``kind``: 'raw' (``fn`` called on backend arrays: the CPU path), 'generic'
+    (the primitive run through the front door on Arrays: other devices, custom
+    placements) or 'opaque' (``fn(*backend arrays) -> tuple of backend arrays``);
+    ``args``/``kwargs``: templates with :class:`Ref` for slots; ``outs``:
+    ``[(position or None, slot)]``; ``writes``: slots written in place;
+    ``as0d``: slots whose value is a NumPy scalar to turn into a 0-d array.
+    """
+
+    __slots__ = ("kind", "prim", "fn", "args", "kwargs", "reads", "outs", "writes",
+                 "side_effect", "name", "as0d", "seq")
+
+    def __init__(self, kind, prim, fn, args, kwargs, reads, name):
+        self.kind, self.prim, self.fn, self.args, self.kwargs = kind, prim, fn, args, kwargs
+        self.reads, self.name = reads, name
+        self.outs, self.writes, self.as0d = [], [], set()
+        self.side_effect = False
+        self.seq = False            # the call returns a sequence (outs are positions in it)
+
+
+def current_tracer():
+    """This thread's tracer, or None."""
+    return state.per_thread.flags.tracer
+
+
+class Tracer:
+    """Records the steps of one traced call (see module doc)."""
+
+    def __init__(self, fun_name, fallback=False):
+        self.fun_name = fun_name
+        self.fallback = fallback
+        self.untraceable = None         # the message of the first value read (fallback)
+        self.slots = []
+        self.slot_of = {}               # id(backend array) -> slot index
+        self.steps = []
+        self._keep = []                 # every backend array seen: ids stay unique
+
+    # ---------------------------------------------------------------- slots
+    def _new_slot(self, kind, value, dynamic, producer=None, array=None):
+        s = Slot(len(self.slots), kind, value, dynamic, producer, array)
+        self.slots.append(s)
+        self.slot_of[id(value)] = s.index
+        self._keep.append(value)
+        return s
+
+    def add_input(self, arr):
+        """Slot of input Array ``arr`` (the same slot for the same buffer)."""
+        k = self.slot_of.get(id(arr._data))
+        if k is not None:
+            return k
+        return self._new_slot("input", arr._data, True).index
+
+    def slot_for(self, arr):
+        """Slot of an Array met in a call: known, else a capture."""
+        d = arr._data
+        k = self.slot_of.get(id(d))
+        if k is not None:
+            return k
+        # a read-only array (a cached seed gradient, a broadcast constant) is a constant
+        flags = getattr(d, "flags", None)
+        dynamic = flags is None or bool(flags.writeable)
+        return self._new_slot("capture", d, dynamic, array=arr).index
+
+    def is_dynamic(self, arr):
+        """True when Array ``arr`` holds a value of this trace that depends on its inputs."""
+        k = self.slot_of.get(id(arr._data))
+        return k is not None and self.slots[k].dynamic
+
+    def check_read(self, arr):
+        """Refuse reading a dynamic value into Python (see module doc)."""
+        if self.is_dynamic(arr):
+            self._untraceable("converts an array that depends on the function's inputs to a "
+                              "Python value (bool/int/float/item/asnumpy/numpy.asarray)")
+
+    def _untraceable(self, what):
+        where = _user_frame()
+        msg = (f"minpy.jit: {self.fun_name} {what} at {where}; control flow on array values "
+               "cannot be traced. Use minpy.where / array arithmetic instead, pass the value "
+               "as a static argument (static_argnums), or use jit(..., fallback=True) to run "
+               "such a function eagerly")
+        if not self.fallback:
+            raise JitTraceError(msg)
+        if self.untraceable is None:
+            self.untraceable = msg
+
+    # ------------------------------------------------------------ templates
+    def _template(self, obj, reads):
+        t = type(obj)
+        if t is Array:
+            k = self.slot_for(obj)
+            reads.append(k)
+            return Ref(k)
+        if t is list or t is tuple:
+            if any(type(e) in (Array, list, tuple, dict) for e in obj):
+                return t(self._template(e, reads) for e in obj)
+            return obj
+        if t is dict:
+            return {k: self._template(v, reads) for k, v in obj.items()}
+        return obj
+
+    # ------------------------------------------------------------ recording
+    def call(self, prim, args, kwargs):
+        """Run primitive ``prim`` (``core.execute.run_untraced``) and record the call."""
+        res = run_untraced(prim, args, kwargs)
+        self.record(prim, args, kwargs, res)
+        return res
+
+    def record(self, prim, args, kwargs, res):
+        """Append the step of a call of ``prim`` that returned ``res``."""
+        reads = []
+        targs = self._template(tuple(args), reads)
+        tkw = self._template(dict(kwargs), reads) if kwargs else {}
+        if state.process.cpu_only:
+            fn = prim.host_fn if prim.host_fn is not None else prim.impl if \
+                prim.forward is None else prim.backend_impl(NUMPY)
+            kind = "raw"
+        else:
+            fn, kind = prim, "generic"
+        step = Step(kind, prim, fn, targs, tkw, reads, prim.qualname)
+        random = prim.qualname.startswith("random.")
+        dynamic = random or any(self.slots[k].dynamic for k in reads)
+        step.side_effect = random
+        writes = []
+        if prim.mutates is not None:
+            target = args[prim.mutates] if len(args) > prim.mutates else next(
+                (kwargs[k] for k in ("dst", "a", "arr", "x") if kwargs and k in kwargs), None)
+            if type(target) is Array:
+                writes.append(self.slot_for(target))
+        out = kwargs.get("out") if kwargs else None
+        if out is not None:
+            for o in (out if isinstance(out, tuple) else (out,)):
+                if type(o) is Array:
+                    writes.append(self.slot_for(o))
+        for w in writes:
+            s = self.slots[w]
+            s.written = True
+            self.slots[s.root].written = True
+            if dynamic:
+                s.dynamic = self.slots[s.root].dynamic = True
+        step.writes = writes
+        index = len(self.steps)
+        if type(res) is Array:
+            self._output(step, None, res, reads, dynamic, index)
+        elif isinstance(res, (tuple, list)):
+            step.seq = True
+            for i, r in enumerate(res):
+                if type(r) is Array:
+                    self._output(step, i, r, reads, dynamic, index)
+        elif res is not None and dynamic and prim.qualname not in _SHAPE_ONLY:
+            self._untraceable(f"calls {prim.qualname}, which returns a Python "
+                              f"{type(res).__name__} computed from traced arrays,")
+        self.steps.append(step)
+
+    def _output(self, step, pos, arr, reads, dynamic, index):
+        raw = arr._data
+        k = self.slot_of.get(id(raw))
+        if k is None:
+            s = self._new_slot("op", raw, dynamic, producer=index)
+            if getattr(raw, "base", None) is not None:
+                for r in reads:
+                    rv = self.slots[r].value
+                    if _may_share(raw, rv):
+                        s.root = self.slots[r].root
+                        break
+            if s.shape == () and isinstance(raw, numpy.ndarray):
+                step.as0d.add(s.index)
+            k = s.index
+        step.outs.append((pos, k))
+
+    def opaque(self, name, fn, inputs, outputs, side_effect=False):
+        """Record an opaque step: ``fn(*backend arrays of inputs)`` returns a tuple of
+        backend arrays, one per Array of ``outputs`` (already computed at trace time)."""
+        reads = []
+        targs = self._template(tuple(inputs), reads)
+        step = Step("opaque", None, fn, targs, {}, reads, name)
+        step.side_effect = side_effect
+        step.seq = True
+        dynamic = True
+        index = len(self.steps)
+        for i, o in enumerate(outputs):
+            self._output(step, i, o, reads, dynamic, index)
+        self.steps.append(step)
+
+
+def _may_share(a, b):
+    if isinstance(a, numpy.ndarray) and isinstance(b, numpy.ndarray):
+        return numpy.may_share_memory(a, b)
+    return getattr(a, "base", None) is not None
+
+
+def _user_frame():
+    """'file:line' of the innermost frame outside minpy (the user's line)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    if f is None:
+        return "<unknown>"
+    return f"{f.f_code.co_filename}:{f.f_lineno} (in {f.f_code.co_name})"
