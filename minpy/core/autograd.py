@@ -111,8 +111,12 @@ def backward(tape, out_ref, g):
                 if rule is None:
                     raise TypeError(f"minpy.grad: {node.prim.qualname} has no gradient with "
                                     f"respect to argument {address!r}")
-                pg = rule(node.value, *node.args, **kwargs)(gn) if kwargs else \
-                    rule(node.value, *node.args)(gn)
+                if node.prim.custom is not None and _process.tracers and \
+                        state.thread_flags().tracer is not None:
+                    pg = _traced_custom_vjp(node, rule, gn)
+                else:
+                    pg = rule(node.value, *node.args, **kwargs)(gn) if kwargs else \
+                        rule(node.value, *node.args)(gn)
             if pg is not None:
                 if type(parent) is Node:
                     old = grads.get(parent)
@@ -123,6 +127,18 @@ def backward(tape, out_ref, g):
 
 
 _EMPTY = {}
+_process = state.process
+
+
+def _traced_custom_vjp(node, rule, g):
+    """A custom op's gradient while ``minpy.jit`` traces: through Tracer.checked, so
+    a rule computing on buffers is replayed as one step."""
+    kwargs = node.kwargs or _EMPTY
+
+    def vjp(ans, g, *args):
+        return rule(ans, *args, **kwargs)(g)
+    return state.thread_flags().tracer.checked(f"{node.prim.qualname}.vjp", vjp,
+                                               (node.value, g) + tuple(node.args))
 
 
 def _accumulate(grads, ref, g):
@@ -460,8 +476,11 @@ class customop:
         if self._fn is None:
             self._set(args[0])
             return self
-        if state.thread_flags().depth:
+        flags = state.thread_flags()
+        if flags.depth:
             return record(self._prim, args, kwargs)
+        if flags.tracer is not None:       # minpy.jit: see Tracer.checked
+            return flags.tracer.checked(self._prim.qualname, self._fn, args, kwargs)
         return self._fn(*args, **kwargs)
 
     def def_grad(self, maker, argnum=0):

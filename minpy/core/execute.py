@@ -35,12 +35,14 @@ def run(prim, args, kwargs):
     """Run ``prim`` on the device chosen by placement and policy, moving inputs there.
 
     While this thread traces a function for ``minpy.jit``, the tracer runs the call
-    (through :func:`run_untraced`) and records it; a custom op is not recorded
-    itself, the calls it makes are.
+    (through :func:`run_untraced`) and records it; a custom op's body is recorded
+    through the calls it makes, or as one opaque step if it computes on buffers.
     """
-    if _process.tracers and prim.custom is None:
+    if _process.tracers:
         tracer = _per_thread.flags.tracer
         if tracer is not None:
+            if prim.custom is not None:
+                return tracer.checked(prim.qualname, prim.custom, args, kwargs)
             return tracer.call(prim, args, kwargs)
     return run_untraced(prim, args, kwargs)
 

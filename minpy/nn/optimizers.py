@@ -16,11 +16,12 @@ import types
 import numpy
 
 from ..core import tape as _tape
-from ..core.array import Array, wait
+from ..core.array import Array, new, wait
 from ..core.execute import mutated
 from ..dispatch.backend import backend_of
 from ..dispatch.context import cpu
 from ..dispatch.transfer import context_of, data_on, move_raw
+from ..symbol.trace import current_tracer
 from . import fused
 from .schedule import Schedule
 from .schedule import from_state_dict as _schedule_from
@@ -182,6 +183,10 @@ class Optimizer:
                            f"{missing}, unexpected {extra}")
         items = [self._prepare(where, k, w, grads[k]) for k, w in params.items()]
         self._apply(items)
+        tracer = current_tracer()
+        if tracer is not None:
+            self._record_step(tracer, where, list(params), list(params.values()),
+                              [grads[k] for k in params])
 
     def update(self, name, w, g):
         """Update one parameter ``w`` (a minpy.Array named ``name``) in place with
@@ -189,7 +194,25 @@ class Optimizer:
 
         See also step (one kernel call for all parameters).
         """
-        self._apply([self._prepare(f"{type(self).__name__}.update", name, w, g)])
+        where = f"{type(self).__name__}.update"
+        self._apply([self._prepare(where, name, w, g)])
+        tracer = current_tracer()
+        if tracer is not None:
+            self._record_step(tracer, where, [name], [w], [g])
+
+    def _record_step(self, tracer, where, names, ws, gs):
+        """Record this update as one step of a ``minpy.jit`` trace: the replay runs
+        the optimizer again (its state and step count advance at each call)."""
+        n = len(names)
+
+        def replay(*raws):
+            arrays = [r if type(r) is Array else new(r) for r in raws]
+            if n == 1 and where.endswith(".update"):
+                self.update(names[0], arrays[0], arrays[1])
+            else:
+                self.step(dict(zip(names, arrays[:n])), dict(zip(names, arrays[n:])))
+            return ()
+        tracer.opaque(where, replay, list(ws) + list(gs), [], side_effect=True, writes=ws)
 
     def _prepare(self, where, name, w, g):
         if type(w) is not Array:

@@ -62,6 +62,7 @@ from ..dispatch.transfer import backend_for, context_of
 from .graph_plan import GraphPlan
 from .executor import Executor
 from .registry import ShapeError
+from .trace import current_tracer
 
 __all__ = ["function", "Function"]
 
@@ -208,7 +209,24 @@ class Function:
             call.hold(bound, exe, kwargs)
         else:
             bound.give(exe)
+        tracer = current_tracer()
+        if tracer is not None:
+            tracer.opaque(f"function.{self.name}", self._replayer(call),
+                          [kwargs[n] for n in self.arg_names], list(result) + [call],
+                          side_effect=True)
         return result[0] if len(result) == 1 else result
+
+    def _replayer(self, traced_call):
+        """The forward of a call as ``minpy.jit`` replays it: backend arrays in
+        argument order -> (backend outputs ..., the new call's state)."""
+        names, is_train, need = self.arg_names, traced_call.is_train, traced_call.need
+
+        def replay(*raws):
+            call = _Call(self, is_train, need)
+            res = self._forward(**{n: new(r) for n, r in zip(names, raws)}, **{_STATE: call})
+            res = res if isinstance(res, tuple) else (res,)
+            return tuple(r._data for r in res) + (call,)
+        return replay
 
     # ---------------------------------------------------------------- binding
     def _bound_for(self, inputs, need):
@@ -397,6 +415,11 @@ class _Call:
         finally:
             self.release()
         self.g = g
+        tracer = current_tracer()
+        if tracer is not None:
+            names = sorted(self.grads)
+            tracer.opaque(f"function.{fn.name}.backward", _backward_replayer(names),
+                          [self] + list(outs), [self.grads[n] for n in names])
         return self.grads
 
     def _forward_again(self):
@@ -415,6 +438,16 @@ class _Call:
             for k, d in saved.items():          # the replay must not update aux states again
                 exe.aux_dict[k]._data[...] = d
         self.exe = exe
+
+
+def _backward_replayer(names):
+    """The backward of a call as ``minpy.jit`` replays it: (call state, backend
+    output gradients ...) -> backend gradients of ``names``."""
+    def replay(call, *gs):
+        g = tuple(new(x) for x in gs)
+        grads = call.gradients(g if len(g) > 1 else g[0], call.inputs or {})
+        return tuple(grads[n]._data for n in names)
+    return replay
 
 
 def _traced_now(a):

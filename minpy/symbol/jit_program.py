@@ -230,7 +230,9 @@ def _plan(slots, steps, keep, donated):
                     pairs.append((p, 0))
         inplace_of[i] = pairs
     if not internal:
-        return {}, None, {"planned_bytes": 0, "naive_bytes": 0}
+        planned = {}
+        _donate(slots, steps, planned, donated)
+        return planned, None, {"planned_bytes": 0, "naive_bytes": 0}
     mp = plan_memory(order, inputs_of, outputs_of, entry_bytes, inplace_of, external,
                      layout="arena")
     raw = numpy.empty(mp.arena_bytes + _ARENA_ALIGN, numpy.uint8)
@@ -241,14 +243,15 @@ def _plan(slots, steps, keep, donated):
         s = slots[k]
         off = mp.offset_of[b]
         planned[k] = arena[off:off + s.nbytes].view(s.dtype).reshape(s.shape)
-    _donate(slots, steps, planned, donated, keep)
+    _donate(slots, steps, planned, donated)
     return planned, raw, {"planned_bytes": int(mp.arena_bytes),
                           "naive_bytes": int(mp.naive_bytes)}
 
 
-def _donate(slots, steps, planned, donated, keep):
+def _donate(slots, steps, planned, donated):
     """Write an elementwise result into a donated input's buffer at the input's
-    last use (the result then lives in the caller's storage)."""
+    last use (the result then lives in the caller's storage; an output so written
+    is returned in it, as JAX does)."""
     if not donated:
         return
     last = {}
@@ -262,7 +265,7 @@ def _donate(slots, steps, planned, donated, keep):
             continue
         k = st.outs[0][1]
         o = slots[k]
-        if o.root != k or k in keep:
+        if o.root != k or o.kind != "op":
             continue
         for r in st.reads:
             s = slots[r]

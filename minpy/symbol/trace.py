@@ -27,7 +27,7 @@ import sys
 
 import numpy
 
-from ..core.array import Array
+from ..core.array import Array, new
 from ..core.execute import run_untraced
 from ..dispatch import state
 from ..dispatch.backend import NUMPY
@@ -253,19 +253,88 @@ class Tracer:
             k = s.index
         step.outs.append((pos, k))
 
-    def opaque(self, name, fn, inputs, outputs, side_effect=False):
-        """Record an opaque step: ``fn(*backend arrays of inputs)`` returns a tuple of
-        backend arrays, one per Array of ``outputs`` (already computed at trace time)."""
-        reads = []
-        targs = self._template(tuple(inputs), reads)
-        step = Step("opaque", None, fn, targs, {}, reads, name)
+    def checked(self, name, fn, args, kwargs=None):
+        """Run ``fn(*args, **kwargs)`` (a custom op's body or gradient) and keep what it
+        recorded if every Array it returns came from recorded steps; if it computed
+        some outside minpy's primitives (on backend buffers), replace its steps by
+        one opaque step that calls ``fn`` again at each replay."""
+        mark = len(self.steps)
+        res = fn(*args, **(kwargs or {}))
+        outs = []
+        _arrays_in(res, outs)
+        if all(id(o._data) in self.slot_of for o in outs):
+            return res
+        side = any(st.side_effect or st.writes for st in self.steps[mark:])
+        del self.steps[mark:]
+        kw = dict(kwargs or {})
+        n = len(args)
+
+        def replay(*raws):
+            vals = [_rewrap(r) for r in raws]
+            r = fn(*vals[:n], **dict(zip(kw, vals[n:])))
+            got = []
+            _arrays_in(r, got)
+            return tuple(a._data for a in got)
+        self.opaque(name, replay, list(args) + list(kw.values()), outs, side_effect=side)
+        return res
+
+    def opaque(self, name, fn, inputs, outputs, side_effect=False, writes=()):
+        """Record an opaque step: ``fn(*inputs at replay)`` returns a tuple with one
+        value per item of ``outputs`` (what the step gave at trace time).
+
+        Arrays among ``inputs`` are passed as backend arrays; other objects that an
+        earlier opaque step returned (a big operator's call state) are passed as
+        themselves. ``outputs`` are Arrays or such objects; ``writes``: Arrays among
+        ``inputs`` that ``fn`` writes in place.
+        """
+        reads, targs = [], []
+        for x in inputs:
+            if type(x) in (Array, list, tuple, dict):
+                targs.append(self._template(x, reads))
+            elif id(x) in self.slot_of:
+                k = self.slot_of[id(x)]
+                reads.append(k)
+                targs.append(Ref(k))
+            else:
+                targs.append(x)
+        step = Step("opaque", None, fn, tuple(targs), {}, reads, name)
         step.side_effect = side_effect
+        for w in writes:
+            k = self.slot_for(w)
+            step.writes.append(k)
+            self.slots[k].written = self.slots[self.slots[k].root].written = True
         step.seq = True
-        dynamic = True
         index = len(self.steps)
         for i, o in enumerate(outputs):
-            self._output(step, i, o, reads, dynamic, index)
+            if type(o) is Array:
+                self._output(step, i, o, reads, True, index)
+            else:
+                step.outs.append((i, self._new_slot("op", o, True, producer=index).index))
         self.steps.append(step)
+
+
+def _arrays_in(obj, out):
+    t = type(obj)
+    if t is Array:
+        out.append(obj)
+    elif isinstance(obj, (tuple, list)):
+        for e in obj:
+            _arrays_in(e, out)
+    elif t is dict:
+        for e in obj.values():
+            _arrays_in(e, out)
+
+
+def _rewrap(obj):
+    """Backend arrays inside ``obj`` (as a replay passes slots) as Arrays again."""
+    t = type(obj)
+    if t is numpy.ndarray or (state.process.gpu is not None and state.process.gpu.owns(obj)):
+        return new(obj)
+    if t is list or t is tuple:
+        return t(_rewrap(e) for e in obj)
+    if t is dict:
+        return {k: _rewrap(v) for k, v in obj.items()}
+    return obj
 
 
 def _may_share(a, b):
