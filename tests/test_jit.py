@@ -13,7 +13,7 @@ import minpy as np
 import minpy.symbol as sym
 from minpy.core.array import new
 from minpy.nn import layers, optimizers
-from minpy.symbol import function
+from minpy.symbol import function, jit_fuse
 from minpy.symbol.jit import JitTraceError
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples"))
@@ -311,13 +311,33 @@ def test_planned_memory_below_eager_peak():
     assert jit_peak < eager_peak / 4          # replays allocate almost nothing
 
 
-def test_fusion_switch(monkeypatch):
-    a, b = np.ones((4, 4)), np.ones((4, 4))
+def test_fusion_and_its_switch(monkeypatch):
+    monkeypatch.setattr(jit_fuse, "ALWAYS", True)
+    r = numpy.random.default_rng(0)
+    a, b, c = (r.standard_normal((300, 400)).astype("f4") for _ in range(3))
+    want = numpy.tanh(a * b + c) * 0.5 + a
+    f = minpy.jit(lambda a, b, c: np.tanh(a * b + c) * 0.5 + a)
+    for _ in range(2):
+        _close(f(np.array(a), np.array(b), np.array(c)), want)
+    prog = f.programs()[0]
+    assert prog.fused == 1 and prog.num_steps == 1
     monkeypatch.setenv("MINPY_FUSION", "0")
-    f = minpy.jit(lambda a, b: (a * b + 1.0) * 0.5 + a)
-    f(a, b)
-    assert f.programs()[0].fused == 0
-    _close(f(a, b), numpy.full((4, 4), 2.0))
+    g = minpy.jit(lambda a, b, c: np.tanh(a * b + c) * 0.5 + a)
+    for _ in range(2):
+        _close(g(np.array(a), np.array(b), np.array(c)), want)
+    assert g.programs()[0].fused == 0 and g.programs()[0].num_steps == 5
+
+
+def test_fused_mlp_step_equals_eager(monkeypatch):
+    monkeypatch.setattr(jit_fuse, "ALWAYS", True)
+    monkeypatch.setattr(jit_fuse, "FUSE_MIN", 0)
+    x, y = _data()
+    pe, pj = _mlp_params(), _mlp_params()
+    step = minpy.jit(_mlp_step)
+    for _ in range(4):
+        _close(_mlp_step(pe, x, y), step(pj, x, y))
+    _same_params(pe, pj)
+    assert step.programs()[0].fused >= 1
 
 
 # ------------------------------------------------------------ random elementwise graphs
@@ -359,14 +379,22 @@ def _run_graph(xp, prog, inputs):
 
 
 @settings(max_examples=25, deadline=None)
-@given(_graphs())
-def test_random_elementwise_graphs_jit_equals_numpy(g):
+@given(_graphs(), st.booleans())
+def test_random_elementwise_graphs_jit_equals_numpy(g, fuse):
     shapes, dtype, prog, seed = g
     r = numpy.random.default_rng(seed)
-    f = minpy.jit(lambda *xs: _run_graph(np, prog, xs))
+    jit_fuse.ALWAYS, jit_fuse.FUSE_MIN = fuse, 0 if fuse else jit_fuse.FUSE_MIN
+    f = minpy.jit(lambda *xs: _run_graph(np, prog, xs), fusion=fuse)
     for _ in range(2):
         ins = [r.uniform(-1, 1, s).astype(dtype) for s in shapes]
         want = _run_graph(numpy, prog, ins)
         got = f(*[np.array(a) for a in ins])
         assert got.dtype == want.dtype and got.shape == want.shape
         _close(got, want, 1e-5 if dtype == "f4" else 1e-12)
+
+
+@pytest.fixture(autouse=True)
+def _restore_fusion_settings():
+    saved = jit_fuse.ALWAYS, jit_fuse.FUSE_MIN
+    yield
+    jit_fuse.ALWAYS, jit_fuse.FUSE_MIN = saved

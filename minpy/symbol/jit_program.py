@@ -180,29 +180,31 @@ def _live(slots, steps, outs, folded):
 
 
 def _plannable(st, slots, keep):
-    """The slot of ``st``'s result that may be written into a planned buffer, or None."""
+    """The slots of ``st``'s results that may be written into planned buffers."""
+    if st.kind == "fused":
+        return [k for _, k in st.outs if _own_result(slots[k], keep)]
     if st.kind != "raw" or st.seq or len(st.outs) != 1 or "out" in st.kwargs:
-        return None
+        return []
     if not isinstance(st.fn, _ufunc) or st.fn.nout != 1:
-        return None
+        return []
     k = st.outs[0][1]
-    s = slots[k]
-    if k in keep or s.root != k or not isinstance(s.value, (numpy.ndarray, numpy.generic)):
-        return None
-    if s.kind != "op" or not s.dynamic:
-        return None
-    return k
+    return [k] if _own_result(slots[k], keep) else []
+
+
+def _own_result(s, keep):
+    return (s.index not in keep and s.root == s.index and s.kind == "op" and s.dynamic
+            and isinstance(s.value, (numpy.ndarray, numpy.generic)))
+
+
+def _elementwise(st):
+    return st.kind == "fused" or (st.kind == "raw" and st.fn is not numpy.matmul)
 
 
 def _plan(slots, steps, keep, donated):
     """Planned buffers ``{slot: backend array}`` and the arena (see module doc)."""
     order, inputs_of, outputs_of, inplace_of = [], {}, {}, {}
-    plannable = {}
-    for i, st in enumerate(steps):
-        k = _plannable(st, slots, keep)
-        if k is not None:
-            plannable[i] = k
-    internal = set(plannable.values())
+    plannable = {i: ks for i, st in enumerate(steps) if (ks := _plannable(st, slots, keep))}
+    internal = {k for ks in plannable.values() for k in ks}
     external = set()
     entry_bytes = {}
     for i, st in enumerate(steps):
@@ -211,7 +213,7 @@ def _plan(slots, steps, keep, donated):
             r = slots[k].root
             if r not in ins:
                 ins.append(r)
-        outs_i = [plannable[i]] if i in plannable else []
+        outs_i = plannable.get(i, [])
         for r in ins + [k for _, k in st.outs]:
             entry_bytes[r] = max(1, slots[r].nbytes)
             if r not in internal:
@@ -221,13 +223,14 @@ def _plan(slots, steps, keep, donated):
         inputs_of[i] = ins
         outputs_of[i] = outs_i + extra
         pairs = []
-        if outs_i and st.fn is not numpy.matmul:
-            o = slots[outs_i[0]]
-            for p, r in enumerate(ins):
-                s = slots[r]
-                if r in internal and r in st.reads and s.shape == o.shape and \
-                        s.dtype == o.dtype:
-                    pairs.append((p, 0))
+        if outs_i and _elementwise(st):
+            for q, ko in enumerate(outs_i):
+                o = slots[ko]
+                for p, r in enumerate(ins):
+                    s = slots[r]
+                    if r in internal and r in st.reads and s.shape == o.shape and \
+                            s.dtype == o.dtype:
+                        pairs.append((p, q))
         inplace_of[i] = pairs
     if not internal:
         planned = {}
@@ -287,7 +290,8 @@ class _DonatedBuffer:
 
 # ------------------------------------------------------------------ code
 def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
-    env = {"_as0d": _as0d, "_new": new, "_Array": Array, "_run": run_untraced}
+    env = {"_as0d": _as0d, "_new": new, "_Array": Array, "_run": run_untraced,
+           "_empty": numpy.empty}
     consts = {}
 
     def const(obj):
@@ -343,7 +347,19 @@ def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
         args = [expr(a) for a in st.args]
         kw = [f"{k}={expr(v)}" for k, v in st.kwargs.items()]
         if st.kind == "fused":
-            lines.extend(st.fn_lines(f, args, planned, slot_expr))
+            names = []
+            for _, k in st.outs:
+                buf = planned.get(k)
+                if isinstance(buf, _DonatedBuffer):
+                    lines.append(f"    v{k} = {slot_expr(buf.slot)}")
+                elif buf is not None:
+                    env[f"b{k}"] = buf
+                    lines.append(f"    v{k} = b{k}")
+                else:
+                    env[f"s{k}"], env[f"d{k}"] = slots[k].shape, slots[k].dtype
+                    lines.append(f"    v{k} = _empty(s{k}, d{k})")
+                names.append(f"v{k}")
+            lines.append(f"    {f}(({', '.join(args)},), ({', '.join(names)},))")
             continue
         if st.kind == "raw" and not st.seq and st.outs:
             k = st.outs[0][1]
