@@ -11,21 +11,24 @@ data) is timed for:
   (SoftmaxOutput loss head);
 - Function: the symbol up to its logits as a ``minpy.core.function`` big
   operator, the softmax cross-entropy in NumPy glue, ``minpy.grad_and_loss``;
-- minpy tape: the same network written with minpy functions (convolution as
-  strided slices stacked + tensordot, BatchNorm with mean/var ...), every op
-  recorded and differentiated by the tape;
+- executor, fused: the same after ``fuse_batchnorm_relu`` (BatchNorm + ReLU
+  pairs as one op), as GraphPlan does when MINPY_FUSION is on;
+- minpy tape: the same network written with ``minpy.nn`` layers (conv2d,
+  batchnorm, max_pool), every op recorded and differentiated by the tape;
 - PyTorch CPU (where installed): the same network with ``torch.nn.functional``.
 
 The executor and Function rows are timed on the default threaded engine and
 again with ``minpy.engine.set_engine('naive')`` (ops run inline).
 
 The minpy-tape and PyTorch models are built by walking the symbol's JSON, so
-all four run the same architecture; before timing, their losses (same
-parameters, same batch) are checked to agree.  Ratios are time / executor.
+all run the same architecture; before timing, their losses (same
+parameters, same batch) are checked to agree.  Ratios are time / executor and
+time / torch.  Timings on a shared 2-core machine are rough.
 """
 import argparse
 import json
 import os
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")    # numba's and torch's OpenMP: no spinning
 import platform
 import sys
 
@@ -36,6 +39,9 @@ import minpy                                                  # noqa: E402
 import minpy as np                                            # noqa: E402
 import minpy.symbol as sym                                    # noqa: E402
 from minpy.symbol import function                               # noqa: E402
+from minpy.symbol.fuse_bn_relu import fuse_batchnorm_relu       # noqa: E402
+from minpy.symbol.symbol import Symbol                          # noqa: E402
+from minpy.nn.layers import batchnorm, conv2d, max_pool         # noqa: E402
 from _timing import per_call, fmt_time, print_table           # noqa: E402
 
 
@@ -70,35 +76,21 @@ def xent(xp, logits, y):
 
 # ------------------------------------------------- the network in minpy ops
 def _mp_conv(a, x, w, b=None):
-    k, s, p = _pair(a["kernel"], None), _pair(a["stride"], (1, 1)), _pair(a["pad"], (0, 0))
-    if any(p):
-        x = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
-    n, c, h, wd = x.shape
-    oh, ow = (h - k[0]) // s[0] + 1, (wd - k[1]) // s[1] + 1
-    cols = np.stack([x[:, :, i:i + s[0] * (oh - 1) + 1:s[0], j:j + s[1] * (ow - 1) + 1:s[1]]
-                     for i in range(k[0]) for j in range(k[1])], axis=2)   # N C K OH OW
-    f = w.shape[0]
-    out = np.tensordot(cols, np.reshape(w, (f, c, k[0] * k[1])), axes=([1, 2], [1, 2]))
-    out = np.transpose(out, (0, 3, 1, 2))
-    return out if b is None else out + np.reshape(b, (1, f, 1, 1))
+    return conv2d(x, w, b, stride=_pair(a["stride"], (1, 1)), pad=_pair(a["pad"], (0, 0)))
 
 
 def _mp_pool(a, x):
     if a["global_pool"]:
         return np.mean(x, axis=(2, 3), keepdims=True)
-    k = _pair(a["kernel"], None)
-    assert a["pool_type"] == "max" and tuple(_pair(a["stride"], (1, 1))) == k
-    n, c, h, w = x.shape
-    return np.max(np.reshape(x, (n, c, h // k[0], k[0], w // k[1], k[1])), axis=(3, 5))
+    assert a["pool_type"] == "max"
+    return max_pool(x, _pair(a["kernel"], None), _pair(a["stride"], (1, 1)),
+                    _pair(a["pad"], (0, 0)))
 
 
 def _mp_bn(a, x, gamma, beta, moving_mean=None, moving_var=None):
-    mean = np.mean(x, axis=(0, 2, 3), keepdims=True)
-    var = np.var(x, axis=(0, 2, 3), keepdims=True)
-    xhat = (x - mean) / np.sqrt(var + a["eps"])
-    if not a["fix_gamma"]:
-        xhat = xhat * np.reshape(gamma, (1, -1, 1, 1))
-    return xhat + np.reshape(beta, (1, -1, 1, 1))
+    if a["fix_gamma"]:
+        gamma = np.ones_like(gamma)
+    return batchnorm(x, gamma, beta, eps=a["eps"], momentum=a["momentum"])[0]
 
 
 MINPY_OPS = {
@@ -159,6 +151,16 @@ def case(name, symbol, logits_name, data_shape, num_classes=10, seed=0):
         exe.backward()
     results["executor"] = executor_step
 
+    fused = Symbol(fuse_batchnorm_relu(symbol._outputs))
+    fexe = fused.simple_bind(None, grad_req=req, data=data_shape)
+    fexe.copy_params_from(params)
+    fexe.forward(is_train=True, data=xm, softmax_label=ym)
+
+    def fused_step():
+        fexe.forward(is_train=True)
+        fexe.backward()
+    results["executor, fused"] = fused_step
+
     # Function: big operator + NumPy loss under grad_and_loss
     fstep = np.grad_and_loss(lambda p: xent(np, f(data=xm, **p), ym))
     losses["Function"] = float(fstep(params)[1])
@@ -177,6 +179,12 @@ def case(name, symbol, logits_name, data_shape, num_classes=10, seed=0):
     worst = max(float(numpy.abs(g_fun[k].asnumpy() - g_tape[k].asnumpy()).max())
                 for k in params) / scale
     results["minpy tape"] = lambda: tstep(params)
+
+    # the same tape step under minpy.jit: traced once, replayed
+    jstep = minpy.jit(tstep)
+    jstep(params)
+    losses["minpy tape + jit"] = float(jstep(params)[1])
+    results["minpy tape + jit"] = lambda: jstep(params)
 
     try:
         import torch
@@ -221,9 +229,10 @@ def main():
         for k in ("executor", "Function"):
             times[f"{k}, naive engine"] = per_call(fns[k], min_time=0.2, repeat=repeat)
         minpy.engine.set_engine("threaded")
-        base = times["executor"]
+        base, peer = times["executor"], times.get("torch")
         for k, t in times.items():
-            rows.append([label, k, fmt_time(t), f"{t / base:6.2f}x"])
+            rows.append([label, k, fmt_time(t), f"{t / base:6.2f}x",
+                         f"{t / peer:6.2f}x" if peer else "-"])
         print(f"{label}: losses agree {losses}; Function vs tape gradient max rel diff "
               f"{worst:.1e}", flush=True)
     try:
@@ -233,7 +242,7 @@ def main():
         peer = "torch not installed"
     print_table(f"forward + backward, one training step (float32, CPU; minpy {minpy.__version__}, "
                 f"numpy {numpy.__version__}, {peer}, {platform.machine()})",
-                ["network", "implementation", "time", "vs executor"], rows)
+                ["network", "implementation", "time", "vs executor", "vs torch"], rows)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ the issue asks ("the planned one must be lower").
 """
 import argparse
 import os
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")    # numba's and torch's OpenMP: no spinning
 import platform
 import sys
 import tracemalloc

@@ -408,7 +408,8 @@ def test_reshape_special_values():
 
 def test_every_registered_forward_op_is_tested():
     names = {k.split("-")[0] for k in CASES}
-    names |= {"BatchNorm", "Dropout", "SoftmaxOutput", "LinearRegressionOutput",
+    names |= {"BatchNorm", "_BatchNormReLU", "_FusedElemwise", "Dropout", "SoftmaxOutput",
+              "LinearRegressionOutput",
               "LogisticRegressionOutput", "MAERegressionOutput", "ElementWiseSum"}
     names |= {"broadcast_add", "_greater_scalar", "sign", "zeros_like", "ones_like", "BlockGrad",
               "_grad_accumulate"}    # covered in test_symbol.py / test_executor.py

@@ -1,12 +1,15 @@
 """2-d convolution and pooling (NCHW) written with minpy operations.
 
-Everything here is an ordinary composition of minpy calls, so the tape
-differentiates it (gradients of any order) and it runs wherever its inputs
-live (NumPy or CuPy).  No im2col matrix is materialised:
+``conv2d`` on float inputs of one dtype is three custom ops -- the forward,
+its data gradient and its weight gradient -- whose bodies call the raw
+kernels of ``minpy.symbol.conv_kernels`` (shifted flat GEMMs) and whose VJPs
+are each other, so the tape differentiates it to any order.  Other inputs
+(integers, mixed dtypes) take the composed formulation: one matrix product
+per kernel offset ``(i, j)`` over the strided view of the padded input that
+the offset reads, contracted with the ``(F, C)`` weight slice
+``w[:, :, i, j]``; the tape differentiates that one op by op.  Pooling is an
+ordinary composition of minpy calls:
 
-- ``conv2d`` adds one matrix product per kernel offset ``(i, j)``: the
-  strided view of the padded input that the offset reads, contracted with
-  the ``(F, C)`` weight slice ``w[:, :, i, j]``.
 - ``max_pool`` / ``avg_pool`` reshape and reduce when the windows tile the
   input exactly (stride == pool size, no padding, divisible sizes); otherwise
   they stack the ``KH * KW`` strided views and reduce over the stack.
@@ -16,7 +19,11 @@ Loops run over kernel offsets only, never over output positions.
 import numpy
 
 from .. import numpy as mnp
+from ..core import Array, customop, new
+from ..core.array import wait
+from ..dispatch.backend import backend_of
 from ..numpy.rule_helpers import shape_of
+from ..symbol import conv_kernels as ck
 
 __all__ = ["conv2d", "max_pool", "avg_pool"]
 
@@ -109,6 +116,12 @@ def conv2d(x, w, b=None, stride=1, pad=0, dilation=1, groups=1):
     p = pair("conv2d", "pad", pad, 0)
     d = pair("conv2d", "dilation", dilation, 1)
     out_hw = _out_size("conv2d", (h, wd), (kh, kw), s, p, d)
+    dx_, dw_ = dtype_of(x), dtype_of(w)
+    if dx_ == dw_ and dx_.kind == "f" and isinstance(x, Array) and isinstance(w, Array):
+        out = _conv_op(x, w, s, p, d, groups)
+        if b is not None:
+            out = out + mnp.reshape(b, (1, f, 1, 1))
+        return out
     xp = _padded(x, p)
     if groups > 1:
         xp = mnp.reshape(xp, (n, groups, cg) + shape_of(xp)[2:])
@@ -133,6 +146,55 @@ def conv2d(x, w, b=None, stride=1, pad=0, dilation=1, groups=1):
     if b is not None:
         out = out + mnp.reshape(b, (1, f, 1, 1))
     return out
+
+
+# ------------------------------------------------ conv2d as three custom ops
+def _raw(a):
+    """The backend array of an Array (after its pending writes) and its namespace."""
+    wait(a)
+    return a._data, backend_of(a._data).xp
+
+
+@customop
+def _conv_op(x, w, stride, pad, dilation, groups):
+    """conv2d without bias through the raw kernels (x, w: Arrays of one float dtype)."""
+    xd, xp = _raw(x)
+    return new(ck.conv2d_forward(xp, xd, _raw(w)[0], stride, pad, dilation, groups))
+
+
+@customop
+def _conv_dx_op(g, w, x_shape, stride, pad, dilation, groups):
+    """The data gradient of conv2d: linear in ``g`` and in ``w``."""
+    gd, xp = _raw(g)
+    wd = _raw(w)[0]
+    xfake = xp.empty(x_shape, dtype=wd.dtype)     # only its shape is read
+    return new(ck.conv2d_backward(xp, gd, xfake, wd, stride, pad, dilation, groups,
+                                  need_dw=False)[0])
+
+
+@customop
+def _conv_dw_op(g, x, w_shape, stride, pad, dilation, groups):
+    """The weight gradient of conv2d: linear in ``g`` and in ``x``."""
+    gd, xp = _raw(g)
+    xd = _raw(x)[0]
+    wfake = xp.empty(w_shape, dtype=xd.dtype)     # only its shape is read
+    return new(ck.conv2d_backward(xp, gd, xd, wfake, stride, pad, dilation, groups,
+                                  need_dx=False)[1])
+
+
+# <h, Dx(g, w)> = <g, F(h, w)> = <w, Dw(g, h)>: each op's VJPs are the other two
+_conv_op.def_grad(lambda ans, x, w, s, p, d, gr: lambda g: _conv_dx_op(
+    g, w, shape_of(x), s, p, d, gr), argnum=0)
+_conv_op.def_grad(lambda ans, x, w, s, p, d, gr: lambda g: _conv_dw_op(
+    g, x, shape_of(w), s, p, d, gr), argnum=1)
+_conv_dx_op.def_grad(lambda ans, g, w, xs, s, p, d, gr: lambda h: _conv_op(
+    h, w, s, p, d, gr), argnum=0)
+_conv_dx_op.def_grad(lambda ans, g, w, xs, s, p, d, gr: lambda h: _conv_dw_op(
+    g, h, shape_of(w), s, p, d, gr), argnum=1)
+_conv_dw_op.def_grad(lambda ans, g, x, ws, s, p, d, gr: lambda k: _conv_op(
+    x, k, s, p, d, gr), argnum=0)
+_conv_dw_op.def_grad(lambda ans, g, x, ws, s, p, d, gr: lambda k: _conv_dx_op(
+    g, k, shape_of(x), s, p, d, gr), argnum=1)
 
 
 def _pool(layer, x, pool_size, stride, pad, kind):

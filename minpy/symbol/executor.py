@@ -404,7 +404,7 @@ class Executor:
         cur = {k: s if s is not None else cur[k] for k, s in zip(plan.arg_names, inferred)}
         new_plan = GraphPlan(self._symbol, cur, {k: a.dtype for k, a in self.arg_dict.items()},
                              plan.grad_req, plan.plan_enabled, plan.memory_options,
-                             plan.mirror_arg)
+                             plan.mirror_arg, plan.fusion_arg)
         alloc, xp = _allocator(self._ctx), self._xp
 
         def pick(old, e, name):

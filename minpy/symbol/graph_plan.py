@@ -26,6 +26,8 @@ import os
 
 import numpy
 
+from .fuse import fuse_graph, fusion_enabled
+from .fuse_bn_relu import fuse_batchnorm_relu
 from .gradient import build_gradient
 from .graph import IndexedGraph
 from .infer import infer_shapes, infer_types
@@ -86,8 +88,9 @@ class GraphPlan:
     """
 
     def __init__(self, symbol, shapes, dtypes, grad_req="write", plan_memory=None,
-                 memory_options=None, mirror=False):
+                 memory_options=None, mirror=False, fusion=None):
         self.symbol = symbol
+        self.fusion_arg = fusion
         self.memory_options = dict(memory_options or {})
         self.plan_enabled, self.mirror_arg = plan_memory, mirror
         args, aux = symbol._var_split()
@@ -100,6 +103,8 @@ class GraphPlan:
         self.aux_names = [n.name for n in aux]
         self.grad_req = _normalize_req(grad_req, self.arg_names)
         heads = list(symbol._outputs)
+        if fusion_enabled(fusion):      # BatchNorm + ReLU as one op, before the gradient
+            heads = fuse_batchnorm_relu(heads)
         wrt = [n for n in args if self.grad_req[n.name] != "null"]
         grads, head_vars = build_gradient(heads, wrt) if wrt else ([], [])
         fwd_nodes = {id(n) for n in IndexedGraph(heads).nodes}
@@ -114,6 +119,9 @@ class GraphPlan:
             claimed.add((id(g[0]), g[1]))
             grad_heads.append(g)
             grad_names.append(v.name)
+        if fusion_enabled(fusion):      # minpy.symbol.fuse; env MINPY_FUSION=0 disables
+            fused = fuse_graph(heads + grad_heads, len(heads), shapes, dtypes)
+            heads, grad_heads = fused[:len(heads)], fused[len(heads):]
         self.graph = g = IndexedGraph(heads + grad_heads)
         nh = len(heads)
         self.heads = g.heads[:nh]

@@ -22,7 +22,8 @@ __all__ = ["CHEAP_OPS", "mirror_mode", "choose_mirror"]
 #: ops drawing random numbers (Dropout) are never recomputed (their mask could
 #: not be replayed), whatever the attributes say.
 CHEAP_OPS = frozenset(
-    ["Activation", "LeakyReLU", "BatchNorm", "Pooling", "Flatten", "Reshape",
+    ["Activation", "LeakyReLU", "BatchNorm", "_BatchNormReLU", "_FusedElemwise", "Pooling",
+     "Flatten", "Reshape",
      "ElementWiseSum", "BlockGrad", "_copy", "SoftmaxActivation", "SliceChannel", "transpose",
      "zeros_like", "ones_like", "sum", "mean", "abs", "exp", "log", "negative", "sigmoid",
      "sign", "sqrt", "square", "tanh", "broadcast_power"]

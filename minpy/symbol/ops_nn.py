@@ -1,14 +1,14 @@
 """Neural-network layer operators: FullyConnected, Convolution, Pooling,
 Activation, LeakyReLU, BatchNorm, Dropout, and their backward ops.
 
-Convolution and pooling are 2-d, NCHW.  Convolution is im2col + GEMM: the
-window columns (C*kh*kw, N*OH*OW) are built with one strided copy per kernel
-position, the forward and both gradients are single matrix products, and the
-input gradient goes back with one strided add per kernel position (col2im).
-Pooling runs one elementwise pass per kernel position over strided slices.
+Convolution and pooling are 2-d, NCHW; their kernels (shifted flat GEMMs,
+vectorised pooling, numba BatchNorm) live in ``minpy.symbol.conv_kernels``.
+``_BatchNormReLU`` is BatchNorm followed by a ReLU in one op (two passes
+forward, two backward); the graph rewrite ``fuse_bn_relu`` introduces it.
 """
 import math
 
+from . import conv_kernels as ck
 from .registry import (same_shape, Bool, Choice, Float, Int, Mismatch, OpDef, Param, Shape, assign,
                        bwd_shape, copy_into, grad_type, make_node, register)
 
@@ -23,13 +23,6 @@ def _bwd_entries(name, inputs, node, n):
 def _pair(v, default):
     v = tuple(v) if v else default
     return v if len(v) == 2 else (v[0],) * 2
-
-
-def _pad(xp, x, p, extra=(0, 0), value=0):
-    if not any(p) and not any(extra):
-        return x
-    return xp.pad(x, ((0, 0), (0, 0), (p[0], p[0] + extra[0]), (p[1], p[1] + extra[1])),
-                  constant_values=value)
 
 
 def _matmul_into(xp, a, b, out):
@@ -131,65 +124,19 @@ def _conv_shape(attrs, ins, outs):
     return ins, outs
 
 
-def _window_slices(a, b, k_d, s, oh, ow):
-    """The (oh, ow) strided slice of a padded plane that kernel position (a, b) reads."""
-    return (slice(a * k_d[0], a * k_d[0] + s[0] * (oh - 1) + 1, s[0]),
-            slice(b * k_d[1], b * k_d[1] + s[1] * (ow - 1) + 1, s[1]))
-
-
-def _im2col(xp, xpad, k, s, d, oh, ow):
-    """Window columns (C*kh*kw, N*OH*OW), C-contiguous: one strided copy per kernel
-    position (a tensordot on a 6-d window view copies it several times slower)."""
-    n, c = xpad.shape[:2]
-    cols = xp.empty((c, k[0], k[1], n, oh, ow), dtype=xpad.dtype)
-    for a in range(k[0]):
-        for b in range(k[1]):
-            sa, sb = _window_slices(a, b, d, s, oh, ow)
-            cols[:, a, b] = xpad[:, :, sa, sb].transpose(1, 0, 2, 3)
-    return cols.reshape(c * k[0] * k[1], n * oh * ow)
-
-
 def _conv_fwd(rc, attrs, ins, outs):
-    xp = rc.xp
     k, s, d, p = _conv_geom(attrs)
-    x, w, out = ins[0], ins[1], outs[0]
-    g = attrs["num_group"]
-    n, oh, ow = x.shape[0], out.shape[2], out.shape[3]
-    xpad = _pad(xp, x, p)
-    cg, fg = x.shape[1] // g, w.shape[0] // g
-    for i in range(g):
-        cols = _im2col(xp, xpad[:, i * cg:(i + 1) * cg], k, s, d, oh, ow)
-        r = w[i * fg:(i + 1) * fg].reshape(fg, -1) @ cols        # (F/g, N*OH*OW)
-        out[:, i * fg:(i + 1) * fg] = r.reshape(fg, n, oh, ow).transpose(1, 0, 2, 3)
+    ck.conv2d_forward(rc.xp, ins[0], ins[1], s, p, d, attrs["num_group"], out=outs[0])
     if not attrs["no_bias"]:
-        out += ins[2].reshape(1, -1, 1, 1)
+        outs[0] += ins[2].reshape(1, -1, 1, 1)
 
 
 def _conv_bwd_fwd(rc, attrs, ins, outs):
-    xp = rc.xp
     k, s, d, p = _conv_geom(attrs)
     og, x, w = ins
-    dx, dw = outs[0], outs[1]
-    g = attrs["num_group"]
-    n, (oh, ow) = x.shape[0], og.shape[2:]
-    xpad = _pad(xp, x, p)
-    cg, fg = x.shape[1] // g, w.shape[0] // g
-    dxpad = xp.zeros(xpad.shape, dtype=dx.dtype)
-    for i in range(g):
-        cs = slice(i * cg, (i + 1) * cg)
-        cols = _im2col(xp, xpad[:, cs], k, s, d, oh, ow)
-        ogi = og[:, i * fg:(i + 1) * fg].transpose(1, 0, 2, 3).reshape(fg, -1)
-        wi = w[i * fg:(i + 1) * fg].reshape(fg, -1)
-        dw[i * fg:(i + 1) * fg] = (ogi @ cols.T).reshape(dw[i * fg:(i + 1) * fg].shape)
-        # col2im: the window columns' gradient, added back one kernel position at a time
-        dcols = (wi.T @ ogi).reshape(cg, k[0], k[1], n, oh, ow)
-        for a in range(k[0]):
-            for b in range(k[1]):
-                sa, sb = _window_slices(a, b, d, s, oh, ow)
-                dxpad[:, cs, sa, sb] += dcols[:, a, b].transpose(1, 0, 2, 3)
-    dx[...] = dxpad[:, :, p[0]:p[0] + x.shape[2], p[1]:p[1] + x.shape[3]]
+    ck.conv2d_backward(rc.xp, og, x, w, s, p, d, attrs["num_group"], dx=outs[0], dw=outs[1])
     if not attrs["no_bias"]:
-        xp.sum(og, axis=(0, 2, 3), out=outs[2])
+        rc.xp.sum(og, axis=(0, 2, 3), out=outs[2])
 
 
 register(OpDef("Convolution", params=_CONV_PARAMS, arguments=_fc_args, forward=_conv_fwd,
@@ -242,60 +189,15 @@ def _pool_shape(attrs, ins, outs):
     return ins, outs
 
 
-def _pool_padded(xp, attrs, x):
-    k, s, p, (oh, ow) = _pool_out(attrs, x.shape[2:])
-    extra = tuple(max(0, (o - 1) * s[i] + k[i] - (x.shape[2 + i] + 2 * p[i]))
-                  for i, o in enumerate((oh, ow)))
-    fill = -xp.inf if attrs["pool_type"] == "max" else 0
-    return _pad(xp, x, p, extra, fill), k, s, p, oh, ow
-
-
-def _slices(a, b, s, oh, ow):
-    """The index of the (oh, ow) strided slice pooling position (a, b) reads."""
-    return (slice(None), slice(None)) + _window_slices(a, b, (1, 1), s, oh, ow)
-
-
-def _pool_into(xp, xpad, k, s, oh, ow, kind, out):
-    """Pool by kernel position: k[0] * k[1] elementwise passes over strided slices
-    (a reduction over the small window axes of a 6-d strided view is far slower)."""
-    out[...] = xpad[_slices(0, 0, s, oh, ow)]
-    combine = xp.maximum if kind == "max" else xp.add
-    for a in range(k[0]):
-        for b in range(k[1]):
-            if a or b:
-                combine(out, xpad[_slices(a, b, s, oh, ow)], out=out)
-    if kind == "avg":
-        out *= 1.0 / (k[0] * k[1])
-
-
 def _pool_fwd(rc, attrs, ins, outs):
-    xpad, k, s, p, oh, ow = _pool_padded(rc.xp, attrs, ins[0])
-    _pool_into(rc.xp, xpad, k, s, oh, ow, attrs["pool_type"], outs[0])
+    k, s, p, o = _pool_out(attrs, ins[0].shape[2:])
+    ck.pool2d_forward(rc.xp, ins[0], k, s, p, attrs["pool_type"], o, out=outs[0])
 
 
 def _pool_bwd_fwd(rc, attrs, ins, outs):
-    xp = rc.xp
     og, x = ins
-    xpad, k, s, p, oh, ow = _pool_padded(xp, attrs, x)
-    dxpad = xp.zeros(xpad.shape, dtype=outs[0].dtype)
-    kind = attrs["pool_type"]
-    if kind == "max":
-        # the gradient goes to the first maximum of each window (row-major order)
-        best = xp.empty(og.shape, dtype=xpad.dtype)
-        _pool_into(xp, xpad, k, s, oh, ow, "max", best)
-        free = xp.ones(og.shape, dtype=bool)
-        for a in range(k[0]):
-            for b in range(k[1]):
-                hit = xpad[_slices(a, b, s, oh, ow)] == best
-                hit &= free
-                free &= ~hit
-                dxpad[_slices(a, b, s, oh, ow)] += og * hit
-    else:
-        c = og * (1.0 / (k[0] * k[1])) if kind == "avg" else og
-        for a in range(k[0]):
-            for b in range(k[1]):
-                dxpad[_slices(a, b, s, oh, ow)] += c
-    outs[0][...] = dxpad[:, :, p[0]:p[0] + x.shape[2], p[1]:p[1] + x.shape[3]]
+    k, s, p, o = _pool_out(attrs, x.shape[2:])
+    ck.pool2d_backward(rc.xp, og, x, k, s, p, attrs["pool_type"], o, dx=outs[0])
 
 
 register(OpDef("Pooling", params=_POOL_PARAMS, forward=_pool_fwd, infer_shape=_pool_shape,
@@ -412,21 +314,23 @@ def _bshape(c, ax, nd):
     return tuple(c if i == ax else 1 for i in range(nd))
 
 
-def _acc(xp, x):
-    """The accumulator dtype of BatchNorm's reductions: float64 below float64 (NumPy
-    sums non-contiguous axes element by element, losing ~3 digits in float32)."""
-    return xp.float64 if x.dtype.itemsize < 8 else x.dtype
-
-
-def _bn_fwd(rc, attrs, ins, outs):
+def _bn_fwd_impl(rc, attrs, ins, outs, relu):
     xp = rc.xp
     x, gamma, beta, mm, mv = ins
     out, mean, var = outs
-    ax, red = _bn_axes(attrs, x.ndim)
+    ax = attrs["axis"] % x.ndim
+    if ax != 1:
+        # channels not on axis 1: move them there (a copy), compute, move back
+        moved = [xp.moveaxis(a, ax, 1) for a in (x, out)]
+        tmp = xp.empty(moved[0].shape, dtype=out.dtype)
+        _bn_fwd_impl(rc, dict(attrs, axis=1), [xp.ascontiguousarray(moved[0]), gamma, beta,
+                                                mm, mv], [tmp, mean, var], relu)
+        moved[1][...] = tmp
+        return
     if rc.is_train and not attrs["use_global_stats"]:
-        acc = _acc(xp, x)
-        mean[...] = xp.mean(x, axis=red, dtype=acc)
-        var[...] = xp.var(x, axis=red, dtype=acc)
+        bmean, bvar = ck.bn_train_stats(xp, x)
+        mean[...] = bmean
+        var[...] = bvar
         m = attrs["momentum"]
         mm *= m
         mm += (1 - m) * mean
@@ -438,40 +342,59 @@ def _bn_fwd(rc, attrs, ins, outs):
     scale = 1 / xp.sqrt(var + attrs["eps"])
     if not attrs["fix_gamma"]:
         scale *= gamma
-    shift = beta - mean * scale
-    bs = _bshape(x.shape[ax], ax, x.ndim)
-    xp.multiply(x, scale.reshape(bs), out=out)
-    out += shift.reshape(bs)
+    ck.bn_apply(xp, x, scale, beta - mean * scale, out, relu)
 
 
-def _bn_bwd_fwd(rc, attrs, ins, outs):
+def _bn_bwd_impl(rc, attrs, ins, outs, relu):
     xp = rc.xp
-    g, x, gamma, mean, var = ins
+    g, x, gamma, mean, var = ins[:5]
+    y = ins[5] if relu else None
     dx, dgamma, dbeta = outs
-    ax, red = _bn_axes(attrs, x.ndim)
-    bs = _bshape(x.shape[ax], ax, x.ndim)
+    ax = attrs["axis"] % x.ndim
+    if ax != 1:
+        mv = [xp.ascontiguousarray(xp.moveaxis(a, ax, 1)) for a in [g, x] + ([y] if relu else [])]
+        tmp = xp.empty(mv[1].shape, dtype=dx.dtype)
+        _bn_bwd_impl(rc, dict(attrs, axis=1), mv[:2] + [gamma, mean, var] + mv[2:],
+                     [tmp, dgamma, dbeta], relu)
+        xp.moveaxis(dx, ax, 1)[...] = tmp
+        return
     invstd = 1 / xp.sqrt(var + attrs["eps"])
-    xhat = (x - mean.reshape(bs)) * invstd.reshape(bs)
-    acc = _acc(xp, g)
-    dbeta[...] = xp.sum(g, axis=red, dtype=acc)
-    dg = (g * xhat).sum(axis=red, dtype=acc).astype(dbeta.dtype)
-    scale = invstd if attrs["fix_gamma"] else invstd * gamma
-    if attrs["use_global_stats"]:
-        xp.multiply(g, scale.reshape(bs), out=dx)
-    else:
-        m = x.size // x.shape[ax]
-        t = g * m - dbeta.reshape(bs) - xhat * dg.reshape(bs)
-        xp.multiply(t, (scale / m).reshape(bs), out=dx)
+    gscale = xp.ones_like(invstd) if attrs["fix_gamma"] else gamma
+    dg, db = ck.bn_backward(xp, g, x, mean, invstd, gscale, dx, y,
+                            global_stats=attrs["use_global_stats"])
+    dbeta[...] = db
     if attrs["fix_gamma"]:
         dgamma.fill(0)
     else:
         dgamma[...] = dg
 
 
+def _bn_fwd(rc, attrs, ins, outs):
+    _bn_fwd_impl(rc, attrs, ins, outs, False)
+
+
+def _bn_bwd_fwd(rc, attrs, ins, outs):
+    _bn_bwd_impl(rc, attrs, ins, outs, False)
+
+
+def _bn_relu_fwd(rc, attrs, ins, outs):
+    _bn_fwd_impl(rc, attrs, ins, outs, True)
+
+
+def _bn_relu_bwd_fwd(rc, attrs, ins, outs):
+    _bn_bwd_impl(rc, attrs, ins, outs, True)
+
+
+def _bn_outputs(a):
+    return ["output", "mean", "var"] if a["output_mean_var"] else ["output"]
+
+
+def _bn_hidden(a):
+    return 0 if a["output_mean_var"] else 2
+
+
 register(OpDef("BatchNorm", params=_BN, arguments=("data", "gamma", "beta"),
-               aux=("moving_mean", "moving_var"),
-               outputs=lambda a: ["output", "mean", "var"] if a["output_mean_var"] else
-               ["output"], hidden=lambda a: 0 if a["output_mean_var"] else 2,
+               aux=("moving_mean", "moving_var"), outputs=_bn_outputs, hidden=_bn_hidden,
                forward=_bn_fwd, infer_shape=_bn_shape, mutates_aux=True,
                gradient=lambda node, og: _bwd_entries(
                    "_backward_BatchNorm", [og[0], node.inputs[0], node.inputs[1], (node, 1),
@@ -482,6 +405,19 @@ register(OpDef("_backward_BatchNorm", params=_BN,
                arguments=("out_grad", "data", "gamma", "mean", "var"),
                outputs=("data", "gamma", "beta"), forward=_bn_bwd_fwd, infer_shape=bwd_shape,
                infer_type=grad_type, is_backward=True, doc="Gradients of BatchNorm."))
+register(OpDef("_BatchNormReLU", params=_BN, arguments=("data", "gamma", "beta"),
+               aux=("moving_mean", "moving_var"), outputs=_bn_outputs, hidden=_bn_hidden,
+               forward=_bn_relu_fwd, infer_shape=_bn_shape, mutates_aux=True,
+               gradient=lambda node, og: _bwd_entries(
+                   "_backward_BatchNormReLU", [og[0], node.inputs[0], node.inputs[1], (node, 1),
+                                               (node, 2), (node, 0)], node, 3),
+               doc="relu(BatchNorm(data)) in one op (made by fuse_batchnorm_relu); the aux "
+                   "states, outputs and parameters are BatchNorm's."))
+register(OpDef("_backward_BatchNormReLU", params=_BN,
+               arguments=("out_grad", "data", "gamma", "mean", "var", "output"),
+               outputs=("data", "gamma", "beta"), forward=_bn_relu_bwd_fwd,
+               infer_shape=bwd_shape, infer_type=grad_type, is_backward=True,
+               doc="Gradients of _BatchNormReLU (the ReLU mask read from its output)."))
 
 
 # --------------------------------------------------------------------- Dropout
