@@ -59,6 +59,13 @@ def jit_row(name, make):
     return add
 
 
+def _jitted(with_tanh):
+    """The expression written with minpy under ``minpy.jit`` (traced, fused, replayed)."""
+    if with_tanh:
+        return minpy.jit(lambda a, b, c: minpy.tanh(a * b + c) * 0.5 + a)
+    return minpy.jit(lambda a, b, c: (a * b + c) * 0.5 + a)
+
+
 def rows_for(n, with_tanh, extra_rows=()):
     rng = numpy.random.default_rng(0)
     a, b, c = (rng.random(n, dtype=numpy.float32) for _ in range(3))
@@ -181,7 +188,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000000,1000000,10000")
     args = ap.parse_args(argv)
-    extra = []      # minpy.jit: extra.append(jit_row("minpy.jit", ...)) -- see jit_row
+    extra = [jit_row("minpy.jit", _jitted)]
     for expr, with_tanh in EXPRS.items():
         for n in (int(s) for s in args.sizes.split(",")):
             rows, notes = rows_for(n, with_tanh, extra)

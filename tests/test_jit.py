@@ -82,6 +82,16 @@ def test_retrace_on_new_shapes_dtypes_and_static_values():
     assert f.cache_info()["misses"] == 4 and f.cache_info()["hits"] == 1
 
 
+def test_numpy_arrays_are_inputs_too():
+    f = minpy.jit(lambda a, b: a * b + 1.0)
+    a, b = numpy.arange(4.0), numpy.full(4, 2.0)
+    for _ in range(3):
+        out = f(a, b)
+        assert isinstance(out, minpy.Array)
+        _close(out, a * b + 1.0)
+        a = a + 1
+
+
 def test_values_change_between_replays():
     f = minpy.jit(lambda a, b: np.tanh(a * b + 1.0) * 0.5 + a)
     r = numpy.random.default_rng(0)

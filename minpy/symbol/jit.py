@@ -280,8 +280,11 @@ def _static_key(v, name, i):
 def _flatten(obj, leaves, arrays):
     """The signature part of ``obj``; appends its arrays to ``arrays``."""
     t = type(obj)
-    if t is Array or t is numpy.ndarray:
+    if t is Array:
         arrays.append(obj)
+        return "A"
+    if t is numpy.ndarray:
+        arrays.append(new(obj))
         return "A"
     if t is list or t is tuple:
         return (t.__name__, tuple(_flatten(e, leaves, arrays) for e in obj))
