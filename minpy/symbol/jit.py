@@ -55,7 +55,7 @@ from ..core.array import Array, new, wait
 from ..dispatch import state
 from .jit_fuse import fuse_steps
 from .jit_program import build_program
-from .trace import JitTraceError, Tracer
+from .trace import JitTraceError, Tracer, rewrap
 
 __all__ = ["jit", "JitFunction", "JitTraceError"]
 
@@ -98,10 +98,10 @@ def fusion_enabled(option=None):
 
 
 class _Entry:
-    __slots__ = ("program", "input_order", "treedef", "out_consts", "eager")
+    __slots__ = ("program", "treedef", "eager")
 
     def __init__(self):
-        self.program = self.input_order = self.treedef = self.out_consts = None
+        self.program = self.treedef = None
         self.eager = False
 
 
@@ -180,13 +180,14 @@ class JitFunction:
             return self.fun(*args, **kwargs)
         if entry is not None and entry.program.captures_match():
             self.hits += 1
-            return self._replay(entry, args, kwargs, arrays, order)
+            return self._replay(entry, arrays, order)
         self.misses += 1
-        return self._trace(sig, args, kwargs, arrays, order)
+        return self._trace(sig, args, kwargs)
 
     # ------------------------------------------------------------------ trace
-    def _trace(self, sig, args, kwargs, arrays, order):
-        args, kwargs = _as_arrays(args, kwargs, self.static_argnums)
+    def _trace(self, sig, args, kwargs):
+        args = tuple(a if i in self.static_argnums else rewrap(a) for i, a in enumerate(args))
+        kwargs = {k: rewrap(v) for k, v in kwargs.items()}
         arrays = []
         for i, a in enumerate(args):
             if i not in self.static_argnums:
@@ -215,7 +216,7 @@ class JitFunction:
         else:
             out_leaves = []
             entry.treedef = _out_tree(result, out_leaves)
-            out_slots, consts = [], []
+            out_slots = []
             for leaf in out_leaves:
                 if type(leaf) is Array:
                     out_slots.append(tracer.slot_for(leaf))
@@ -227,7 +228,6 @@ class JitFunction:
                     donated.update(unique.index(tracer.slot_of[id(a._data)]) for a in d)
             entry.program = build_program(tracer, unique, out_slots, donated,
                                           self._fuser(), self.plan_memory, self.name)
-            entry.input_order = order
             self.traces += 1
         with self._lock:
             self._cache[sig] = entry
@@ -239,14 +239,12 @@ class JitFunction:
         return fuse_steps if fusion_enabled(self.fusion) else None
 
     # ----------------------------------------------------------------- replay
-    def _replay(self, entry, args, kwargs, arrays, order):
+    def _replay(self, entry, arrays, order):
         seen, inputs = set(), []
         for a, o in zip(arrays, order):
             if o not in seen:
                 seen.add(o)
-                if type(a) is not Array:
-                    a = new(a)
-                elif a._var is not None:
+                if a._var is not None:
                     wait(a)
                 inputs.append(a)
         prog = entry.program
@@ -293,20 +291,6 @@ def _flatten(obj, leaves, arrays):
     if isinstance(obj, _SCALARS):
         return (t, obj)
     return ("obj", id(obj))
-
-
-def _as_arrays(args, kwargs, static):
-    def conv(o):
-        t = type(o)
-        if t is numpy.ndarray:
-            return new(o)
-        if t is list or t is tuple:
-            return t(conv(e) for e in o)
-        if t is dict:
-            return {k: conv(v) for k, v in o.items()}
-        return o
-    return (tuple(a if i in static else conv(a) for i, a in enumerate(args)),
-            {k: conv(v) for k, v in kwargs.items()})
 
 
 def _traced_args(args, kwargs):

@@ -24,12 +24,11 @@ A planned buffer is reused by every call: the program is not reentrant, so a
 lock serialises calls of one program.
 """
 import logging
-import math
 import threading
 
 import numpy
 
-from ..core.array import Array, new
+from ..core.array import new
 from ..core.execute import mutated, run_untraced
 from .memory import plan_memory
 from .trace import Ref
@@ -290,7 +289,7 @@ class _DonatedBuffer:
 
 # ------------------------------------------------------------------ code
 def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
-    env = {"_as0d": _as0d, "_new": new, "_Array": Array, "_run": run_untraced,
+    env = {"_as0d": _as0d, "_new": new, "_run": run_untraced,
            "_empty": numpy.empty}
     consts = {}
 
@@ -384,7 +383,3 @@ def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
     lines.append(f"    return ({rets}{',' if out_slots else ''})")
     return "\n".join(lines) + "\n", env
 
-
-def nbytes_of(shape, dtype):
-    """Bytes of an array of ``shape`` and ``dtype``."""
-    return math.prod(shape) * numpy.dtype(dtype).itemsize

@@ -32,7 +32,7 @@ from ..core.execute import run_untraced
 from ..dispatch import state
 from ..dispatch.backend import NUMPY
 
-__all__ = ["Tracer", "Slot", "Step", "Ref", "JitTraceError", "current_tracer"]
+__all__ = ["Tracer", "Slot", "Step", "Ref", "JitTraceError", "current_tracer", "rewrap"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -197,8 +197,7 @@ class Tracer:
         targs = self._template(tuple(args), reads)
         tkw = self._template(dict(kwargs), reads) if kwargs else {}
         if state.process.cpu_only:
-            fn = prim.host_fn if prim.host_fn is not None else prim.impl if \
-                prim.forward is None else prim.backend_impl(NUMPY)
+            fn = prim.host_fn if prim.host_fn is not None else prim.backend_impl(NUMPY)
             kind = "raw"
         else:
             fn, kind = prim, "generic"
@@ -270,7 +269,7 @@ class Tracer:
         n = len(args)
 
         def replay(*raws):
-            vals = [_rewrap(r) for r in raws]
+            vals = [rewrap(r) for r in raws]
             r = fn(*vals[:n], **dict(zip(kw, vals[n:])))
             got = []
             _arrays_in(r, got)
@@ -325,15 +324,15 @@ def _arrays_in(obj, out):
             _arrays_in(e, out)
 
 
-def _rewrap(obj):
+def rewrap(obj):
     """Backend arrays inside ``obj`` (as a replay passes slots) as Arrays again."""
     t = type(obj)
     if t is numpy.ndarray or (state.process.gpu is not None and state.process.gpu.owns(obj)):
         return new(obj)
     if t is list or t is tuple:
-        return t(_rewrap(e) for e in obj)
+        return t(rewrap(e) for e in obj)
     if t is dict:
-        return {k: _rewrap(v) for k, v in obj.items()}
+        return {k: rewrap(v) for k, v in obj.items()}
     return obj
 
 
