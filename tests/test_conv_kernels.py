@@ -1,15 +1,32 @@
-"""The raw conv / pool / BatchNorm kernels against direct references, the symbol ops and
-the tape conv2d on them, and the BatchNorm+ReLU graph rewrite against the unfused graph."""
+"""The raw conv / pool / BatchNorm kernels against direct references (with and without
+the numba kernels), the symbol ops and the tape conv2d / pooling on them, and the
+BatchNorm+ReLU graph rewrite against the unfused graph."""
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import minpy
 import minpy.symbol as sym
+from minpy.nn import conv as L
 from minpy.nn.conv import conv2d
 from minpy.symbol import conv_kernels as ck
 from minpy.symbol.fuse_bn_relu import fuse_batchnorm_relu
 from minpy.symbol.symbol import Symbol
+from minpy.testing import check_grads
+
+
+@contextlib.contextmanager
+def numba_kernels_on(on):
+    """Run the raw kernels with (True) or without (False) their numba versions."""
+    saved = ck.numba_kernels
+    if not on:
+        ck.numba_kernels = lambda: None
+    try:
+        yield
+    finally:
+        ck.numba_kernels = saved
 
 
 # ------------------------------------------------------------------ references
@@ -58,20 +75,22 @@ TOL = {np.float32: dict(rtol=2e-4, atol=2e-4), np.float64: dict(rtol=1e-10, atol
        s=st.tuples(st.integers(1, 2), st.integers(1, 2)),
        p=st.tuples(st.integers(0, 2), st.integers(0, 2)),
        d=st.tuples(st.integers(1, 2), st.integers(1, 2)),
-       dtype=st.sampled_from([np.float32, np.float64]))
-def test_conv_kernels_match_direct_reference(n, cg, kg, g, hw, k, s, p, d, dtype):
+       dtype=st.sampled_from([np.float32, np.float64]), numba=st.booleans())
+def test_conv_kernels_match_direct_reference(n, cg, kg, g, hw, k, s, p, d, dtype, numba):
     span = [d[a] * (k[a] - 1) + 1 for a in range(2)]
     if any(hw[a] + 2 * p[a] < span[a] for a in range(2)):
         return
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, cg * g) + hw).astype(dtype)
     w = rng.standard_normal((kg * g, cg) + k).astype(dtype)
-    out = ck.conv2d_forward(np, x, w, s, p, d, g)
+    with numba_kernels_on(numba):
+        out = ck.conv2d_forward(np, x, w, s, p, d, g)
     want = ref_conv(x, w, s, p, d, g)
     assert out.dtype == dtype and out.shape == want.shape
     np.testing.assert_allclose(out, want, **TOL[dtype])
     gout = rng.standard_normal(out.shape).astype(dtype)
-    dx, dw = ck.conv2d_backward(np, gout, x, w, s, p, d, g)
+    with numba_kernels_on(numba):
+        dx, dw = ck.conv2d_backward(np, gout, x, w, s, p, d, g)
     rdx, rdw = ref_conv_grads(x, w, gout, s, p, d, g)
     assert dx.dtype == dtype and dw.dtype == dtype
     np.testing.assert_allclose(dx, rdx, **TOL[dtype])
@@ -128,8 +147,8 @@ def ref_pool(x, k, s, p, kind, out_hw):
        p=st.tuples(st.integers(0, 1), st.integers(0, 1)),
        kind=st.sampled_from(["max", "avg", "sum"]), full=st.booleans(),
        hw=st.tuples(st.integers(3, 7), st.integers(3, 7)),
-       dtype=st.sampled_from([np.float32, np.float64]))
-def test_pool_kernels_match_reference(k, s, p, kind, full, hw, dtype):
+       dtype=st.sampled_from([np.float32, np.float64]), numba=st.booleans())
+def test_pool_kernels_match_reference(k, s, p, kind, full, hw, dtype, numba):
     p = tuple(min(a, b - 1) for a, b in zip(p, k))
     rng = np.random.default_rng(2)
     x = (rng.permutation(2 * 3 * hw[0] * hw[1]).reshape((2, 3) + hw) * 0.1).astype(dtype)
@@ -140,7 +159,14 @@ def test_pool_kernels_match_reference(k, s, p, kind, full, hw, dtype):
     assert out.dtype == dtype
     # the gradient is the adjoint of the (piecewise) linear pooling map
     gout = (rng.standard_normal(out.shape) * np.isfinite(want)).astype(dtype)
-    dx = ck.pool2d_backward(np, gout, x, k, s, p, kind, oh)
+    with numba_kernels_on(numba):
+        dx = ck.pool2d_backward(np, gout, x, k, s, p, kind, oh)
+        if kind == "max":
+            # the gather is the transpose of the routing: <gather(h), g> == <h, route(g)>
+            h = rng.standard_normal(x.shape).astype(dtype)
+            gh = ck.pool2d_gather(np, h, x, k, s, p, oh)
+            assert gh.shape == out.shape and gh.dtype == dtype
+            np.testing.assert_allclose(np.sum(gh * gout), np.sum(h * dx), rtol=1e-5, atol=1e-5)
     eps = 1e-3 if kind == "max" else 1.0      # max: distinct values, a small step keeps winners
     v = rng.standard_normal(x.shape)
     fin = np.isfinite(want)
@@ -148,10 +174,33 @@ def test_pool_kernels_match_reference(k, s, p, kind, full, hw, dtype):
     np.testing.assert_allclose(np.sum(dx * v), np.sum(gout * lin), rtol=1e-3, atol=1e-3)
 
 
-def test_max_pool_backward_first_maximum_on_ties():
-    x = np.array([[[[1.0, 1.0, 2.0, 0.0], [0.0, 1.0, 2.0, 2.0]]]])
-    dx = ck.pool2d_backward(np, np.array([[[[3.0, 5.0]]]]), x, (2, 2), (2, 2), (0, 0), "max")
-    np.testing.assert_array_equal(dx, [[[[3.0, 0.0, 5.0, 0.0], [0.0, 0.0, 0.0, 0.0]]]])
+@pytest.mark.parametrize("numba", [True, False])
+def test_max_pool_backward_first_maximum_on_ties_and_nan(numba):
+    x = np.array([[[[1.0, 1.0, 2.0, 0.0, 1.0, 3.0], [0.0, 1.0, 2.0, 2.0, np.nan, np.nan]]]])
+    g = np.array([[[[3.0, 5.0, 7.0]]]])
+    with numba_kernels_on(numba):
+        out = ck.pool2d_forward(np, x, (2, 2), (2, 2), (0, 0), "max")
+        dx = ck.pool2d_backward(np, g, x, (2, 2), (2, 2), (0, 0), "max")
+        gh = ck.pool2d_gather(np, np.arange(12.0).reshape(x.shape), x, (2, 2), (2, 2), (0, 0))
+    np.testing.assert_array_equal(out, [[[[1.0, 2.0, np.nan]]]])    # NaN wins, as numpy.max
+    np.testing.assert_array_equal(dx, [[[[3.0, 0.0, 5.0, 0.0, 0.0, 0.0],
+                                         [0.0, 0.0, 0.0, 0.0, 7.0, 0.0]]]])
+    np.testing.assert_array_equal(gh, [[[[0.0, 2.0, 10.0]]]])
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("k,s,p", [(2, None, 0), (3, 2, 1), ((2, 3), (1, 2), (1, 0))])
+def test_tape_pooling_fast_path_grads_to_second_order(kind, k, s, p):
+    rng = np.random.default_rng(6)
+    # distinct values: no window has a tie, so max pooling is linear near x
+    perm = rng.permutation(2 * 3 * 7 * 6).reshape(2, 3, 7, 6)
+    x = minpy.array(perm * 0.5)
+    layer = L.max_pool if kind == "max" else L.avg_pool
+    check_grads(lambda v: layer(v, k, s, p) ** 2, x, order=2)
+    # the fast path (custom ops) equals the composed formulation used for integers
+    if kind == "max":
+        ref = L.max_pool(minpy.array(perm), k, s, p)
+        np.testing.assert_array_equal(layer(x, k, s, p).asnumpy() * 2, ref.asnumpy())
 
 
 # ------------------------------------------------------------------ BatchNorm

@@ -7,8 +7,10 @@ are each other, so the tape differentiates it to any order.  Other inputs
 (integers, mixed dtypes) take the composed formulation: one matrix product
 per kernel offset ``(i, j)`` over the strided view of the padded input that
 the offset reads, contracted with the ``(F, C)`` weight slice
-``w[:, :, i, j]``; the tape differentiates that one op by op.  Pooling is an
-ordinary composition of minpy calls:
+``w[:, :, i, j]``; the tape differentiates that one op by op.  Pooling on float
+Arrays is likewise three custom ops (the forward, its gradient routing, and
+for max the transpose of that routing, which the routing's own VJP needs);
+other inputs compose minpy calls:
 
 - ``max_pool`` / ``avg_pool`` reshape and reduce when the windows tile the
   input exactly (stride == pool size, no padding, divisible sizes); otherwise
@@ -197,6 +199,46 @@ _conv_dw_op.def_grad(lambda ans, g, x, ws, s, p, d, gr: lambda k: _conv_dx_op(
     g, k, shape_of(x), s, p, d, gr), argnum=1)
 
 
+@customop
+def _pool_op(x, kernel, stride, pad, kind):
+    """max/avg pooling through the raw kernels (x: a float Array)."""
+    xd, xp = _raw(x)
+    return new(ck.pool2d_forward(xp, xd, kernel, stride, pad, kind))
+
+
+@customop
+def _pool_bwd_op(g, x, kernel, stride, pad, kind):
+    """The gradient of pooling: linear in ``g``; for max, routed by ``x``'s maxima."""
+    gd, xp = _raw(g)
+    return new(ck.pool2d_backward(xp, gd, _raw(x)[0], kernel, stride, pad, kind))
+
+
+@customop
+def _pool_gather_op(h, x, kernel, stride, pad):
+    """The transpose of max pooling's routing: ``h`` read at each window's maximum."""
+    hd, xp = _raw(h)
+    return new(ck.pool2d_gather(xp, hd, _raw(x)[0], kernel, stride, pad))
+
+
+def _zero_grad(ans, *args):
+    """The VJP with respect to the routing argument ``x`` of a piecewise-linear op."""
+    return lambda g: mnp.zeros(shape_of(args[1]), dtype_of(args[1]))
+
+
+def _pool_transpose(h, x, k, s, p, kind):
+    """<_pool_bwd_op(g, x), h> == <g, _pool_transpose(h, x)>."""
+    return _pool_gather_op(h, x, k, s, p) if kind == "max" else _pool_op(h, k, s, p, kind)
+
+
+_pool_op.def_grad(lambda ans, x, k, s, p, kind: lambda g: _pool_bwd_op(g, x, k, s, p, kind))
+_pool_bwd_op.def_grad(lambda ans, g, x, k, s, p, kind: lambda h: _pool_transpose(
+    h, x, k, s, p, kind), argnum=0)
+_pool_bwd_op.def_grad(_zero_grad, argnum=1)
+_pool_gather_op.def_grad(lambda ans, h, x, k, s, p: lambda g: _pool_bwd_op(
+    g, x, k, s, p, "max"), argnum=0)
+_pool_gather_op.def_grad(_zero_grad, argnum=1)
+
+
 def _pool(layer, x, pool_size, stride, pad, kind):
     n, c, h, wd = _check_nchw(layer, x)
     k = pair(layer, "pool_size", pool_size, 1)
@@ -206,6 +248,8 @@ def _pool(layer, x, pool_size, stride, pad, kind):
         raise ValueError(f"{layer}: pad {p} must be smaller than pool_size {k} "
                          "(a window would see padding only)")
     out_hw = _out_size(layer, (h, wd), k, s, p)
+    if isinstance(x, Array) and dtype_of(x).kind == "f":
+        return _pool_op(x, k, s, p, kind)
     reduce = mnp.max if kind == "max" else mnp.mean
     if s == k and not any(p) and h % k[0] == 0 and wd % k[1] == 0:
         tiles = mnp.reshape(x, (n, c, h // k[0], k[0], wd // k[1], k[1]))
@@ -231,7 +275,8 @@ def max_pool(x, pool_size=2, stride=None, pad=0):
     Returns:
         An Array of shape (N, C, OH, OW), ``OH = (H + 2*ph - KH) // sh + 1``
         (windows that do not fit are dropped, as MXNet's 'valid' convention).
-        The gradient of a window goes to its maximum (split among ties).
+        On float Arrays the gradient of a window goes to its first maximum in
+        row-major order (as MXNet and PyTorch); otherwise it is split among ties.
 
     See also avg_pool, minpy.symbol.Pooling, torch.nn.functional.max_pool2d.
     """

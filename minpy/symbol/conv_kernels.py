@@ -33,8 +33,10 @@ import os
 
 import numpy
 
+from .conv_numba import POOL_KINDS, numba_kernels
+
 __all__ = ["conv_out_hw", "conv2d_forward", "conv2d_backward", "pool_out_hw",
-           "pool2d_forward", "pool2d_backward", "bn_train_stats", "bn_apply",
+           "pool2d_forward", "pool2d_backward", "pool2d_gather", "bn_train_stats", "bn_apply",
            "bn_backward", "numba_kernels"]
 
 
@@ -90,6 +92,16 @@ def _shift_sum(xp, prod, rows, starts, length):
     return acc
 
 
+def _shift_sum_into(xp, prod, rows, starts, grid, out):
+    """The numba form of ``_shift_sum`` + ``_from_grid`` writing ``out`` directly;
+    False when the numba kernels are not in use."""
+    nk = _numba(xp)
+    if nk is None:
+        return False
+    nk["shift_sum"](prod, rows, numpy.asarray(starts, numpy.int64), (grid.hp, grid.wp), out)
+    return True
+
+
 def _stack_shifted(xp, buf, starts, length):
     """The (len(starts) * R, length) stack of ``buf[:, s:s + length]`` (an im2col)."""
     r = buf.shape[0]
@@ -110,7 +122,10 @@ def _fwd_s1(xp, x, w, pad, dilate, out):
         acc = xp.reshape(w, (k, c)) @ xb[:, starts[0]:starts[0] + grid.size]
     elif c >= k:
         wall = xp.reshape(xp.transpose(w, (2, 3, 0, 1)), (kh * kw * k, c))
-        acc = _shift_sum(xp, wall @ xb, k, starts, grid.size)
+        prod = wall @ xb
+        if _shift_sum_into(xp, prod, k, starts, grid, out):
+            return
+        acc = _shift_sum(xp, prod, k, starts, grid.size)
     else:
         wall = xp.reshape(xp.transpose(w, (0, 2, 3, 1)), (k, kh * kw * c))
         acc = wall @ _stack_shifted(xp, xb, starts, grid.size)
@@ -138,7 +153,10 @@ def _bwd_s1(xp, g, x, w, pad, dilate, dx, dw):
         acc = xp.reshape(w, (k, c)).T @ gb[:, starts[0]:starts[0] + grid.size]
     elif k >= c:
         wall = xp.reshape(xp.transpose(w, (2, 3, 1, 0)), (kh * kw * c, k))
-        acc = _shift_sum(xp, wall @ gb, c, starts, grid.size)
+        prod = wall @ gb
+        if _shift_sum_into(xp, prod, c, starts, grid, dx):
+            return
+        acc = _shift_sum(xp, prod, c, starts, grid.size)
     else:
         wall = xp.reshape(xp.transpose(w, (1, 2, 3, 0)), (c, kh * kw * k))
         acc = wall @ _stack_shifted(xp, gb, starts, grid.size)
@@ -157,10 +175,21 @@ def _pad4(xp, x, pad):
     return xp.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
 
 
-def _im2col(xp, xpad, kernel, stride, dilate, oh, ow):
-    """Window columns (KH*KW*C, N*OH*OW), one strided copy per kernel offset."""
-    n, c = xpad.shape[:2]
-    cols = xp.empty((kernel[0], kernel[1], c, n, oh, ow), dtype=xpad.dtype)
+def _numba(xp):
+    """The numba kernels when ``xp`` is NumPy and they are available, else None."""
+    return numba_kernels() if xp is numpy else None
+
+
+def _im2col(xp, x, kernel, stride, pad, dilate, oh, ow):
+    """Window columns (KH*KW*C, N*OH*OW) of unpadded ``x``: one numba pass, or one
+    strided copy per kernel offset of the padded input."""
+    n, c = x.shape[:2]
+    cols = xp.empty((kernel[0], kernel[1], c, n, oh, ow), dtype=x.dtype)
+    nk = _numba(xp)
+    if nk is not None:
+        nk["im2col"](x, tuple(kernel) + tuple(stride) + tuple(pad) + tuple(dilate), cols)
+        return cols.reshape(-1, n * oh * ow)
+    xpad = _pad4(xp, x, pad)
     for a in range(kernel[0]):
         for b in range(kernel[1]):
             sa, sb = _windows(a, b, dilate, stride, oh, ow)
@@ -168,10 +197,26 @@ def _im2col(xp, xpad, kernel, stride, dilate, oh, ow):
     return xp.reshape(cols, (-1, n * oh * ow))
 
 
+def _col2im(xp, dcols, kernel, stride, pad, dilate, dx):
+    """Scatter-add window columns (KH, KW, C, N, OH, OW) back into ``dx`` (N, C, H, W)."""
+    nk = _numba(xp)
+    if nk is not None:
+        nk["col2im"](dcols, tuple(kernel) + tuple(stride) + tuple(pad) + tuple(dilate), dx)
+        return
+    n, c, h, w = dx.shape
+    oh, ow = dcols.shape[4:]
+    dxpad = xp.zeros((n, c, h + 2 * pad[0], w + 2 * pad[1]), dtype=dx.dtype)
+    for a in range(kernel[0]):
+        for b in range(kernel[1]):
+            sa, sb = _windows(a, b, dilate, stride, oh, ow)
+            dxpad[:, :, sa, sb] += xp.transpose(dcols[a, b], (1, 0, 2, 3))
+    dx[...] = dxpad[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w]
+
+
 def _fwd_strided(xp, x, w, stride, pad, dilate, out):
     k, kh, kw = w.shape[0], w.shape[2], w.shape[3]
     n, (oh, ow) = x.shape[0], out.shape[2:]
-    cols = _im2col(xp, _pad4(xp, x, pad), (kh, kw), stride, dilate, oh, ow)
+    cols = _im2col(xp, x, (kh, kw), stride, pad, dilate, oh, ow)
     r = xp.reshape(xp.transpose(w, (0, 2, 3, 1)), (k, -1)) @ cols
     out[...] = xp.transpose(xp.reshape(r, (k, n, oh, ow)), (1, 0, 2, 3))
 
@@ -181,19 +226,12 @@ def _bwd_strided(xp, g, x, w, stride, pad, dilate, dx, dw):
     n, (oh, ow) = x.shape[0], g.shape[2:]
     g2 = xp.reshape(xp.transpose(g, (1, 0, 2, 3)), (k, -1))
     if dw is not None:
-        cols = _im2col(xp, _pad4(xp, x, pad), (kh, kw), stride, dilate, oh, ow)
+        cols = _im2col(xp, x, (kh, kw), stride, pad, dilate, oh, ow)
         dw[...] = xp.transpose(xp.reshape(g2 @ cols.T, (k, kh, kw, c)), (0, 3, 1, 2))
     if dx is None:
         return
     wt = xp.reshape(xp.transpose(w, (2, 3, 1, 0)), (-1, k))
-    dcols = xp.reshape(wt @ g2, (kh, kw, c, n, oh, ow))
-    hp, wp = x.shape[2] + 2 * pad[0], x.shape[3] + 2 * pad[1]
-    dxpad = xp.zeros((n, c, hp, wp), dtype=dx.dtype)
-    for a in range(kh):
-        for b in range(kw):
-            sa, sb = _windows(a, b, dilate, stride, oh, ow)
-            dxpad[:, :, sa, sb] += xp.transpose(dcols[a, b], (1, 0, 2, 3))
-    dx[...] = dxpad[:, :, pad[0]:pad[0] + x.shape[2], pad[1]:pad[1] + x.shape[3]]
+    _col2im(xp, xp.reshape(wt @ g2, (kh, kw, c, n, oh, ow)), (kh, kw), stride, pad, dilate, dx)
 
 
 def _subsample(x, stride, oh, ow):
@@ -340,6 +378,14 @@ def _fill(xp, dtype, kind):
     return -xp.inf if numpy.dtype(dtype).kind in "fc" else numpy.iinfo(dtype).min
 
 
+def _is_max(v, best):
+    """``v == best``, NaN matching NaN (a NaN window's max is its first NaN)."""
+    hit = v == best
+    if v.dtype.kind in "fc":
+        hit |= (v != v) & (best != best)
+    return hit
+
+
 def pool2d_forward(xp, x, kernel, stride, pad, kind="max", out_hw=None, out=None):
     """Max / avg / sum pooling of NCHW ``x`` (avg divides by KH*KW, padding counts).
 
@@ -387,6 +433,11 @@ def pool2d_backward(xp, g, x, kernel, stride, pad, kind="max", out_hw=None, dx=N
         out_hw = pool_out_hw(x.shape[2:], kernel, stride, pad)
     if dx is None:
         dx = xp.empty(x.shape, dtype=g.dtype)
+    nk = _numba(xp)
+    if nk is not None:
+        fill = numpy.asarray(_fill(xp, x.dtype, kind), x.dtype)[()]
+        nk["pool_bwd"](g, x, tuple(kernel) + tuple(stride) + tuple(pad), POOL_KINDS[kind], fill, dx)
+        return dx
     t = _tiles(xp, x, kernel, stride, pad, out_hw)
     if t is not None and kind != "max":
         scale = 1.0 / (kernel[0] * kernel[1]) if kind == "avg" else 1.0
@@ -400,9 +451,9 @@ def pool2d_backward(xp, g, x, kernel, stride, pad, kind="max", out_hw=None, dx=N
         best = pool2d_forward(xp, x, kernel, stride, pad, "max", out_hw)
         free = xp.ones(g.shape, dtype=bool)
         for s in win:
-            hit = xpad[s] == best
+            hit = _is_max(xpad[s], best)
             hit &= free
-            free &= ~hit
+            free &= xp.logical_not(hit)
             dxpad[s] += g * hit
     else:
         c = g * (1.0 / (kernel[0] * kernel[1])) if kind == "avg" else g
@@ -410,6 +461,42 @@ def pool2d_backward(xp, g, x, kernel, stride, pad, kind="max", out_hw=None, dx=N
             dxpad[s] += c
     dx[...] = dxpad[:, :, pad[0]:pad[0] + x.shape[2], pad[1]:pad[1] + x.shape[3]]
     return dx
+
+
+def pool2d_gather(xp, h, x, kernel, stride, pad, out_hw=None, out=None):
+    """The transpose of max pooling's gradient routing: for each window of ``x``,
+    ``h`` (x's shape) read at the window's first maximum.
+
+    ``pool2d_backward(g, x)`` scatters ``g`` to those positions, so
+    ``<pool2d_gather(h, x), g> == <h, pool2d_backward(g, x)>``; the tape uses it
+    for the second-order gradient of max pooling.
+
+    Returns:
+        ``out`` (N, C, OH, OW).
+    """
+    if out_hw is None:
+        out_hw = pool_out_hw(x.shape[2:], kernel, stride, pad)
+    if out is None:
+        out = xp.empty(x.shape[:2] + tuple(out_hw), dtype=h.dtype)
+    nk = _numba(xp)
+    if nk is not None:
+        fill = numpy.asarray(_fill(xp, x.dtype, "max"), x.dtype)[()]
+        nk["pool_gather"](h, x, tuple(kernel) + tuple(stride) + tuple(pad), fill, out)
+        return out
+    fill = _fill(xp, x.dtype, "max")
+    xpad = _pool_pad(xp, x, kernel, stride, pad, out_hw, fill)
+    hpad = _pool_pad(xp, h, kernel, stride, pad, out_hw, 0)
+    best = pool2d_forward(xp, x, kernel, stride, pad, "max", out_hw)
+    free = xp.ones(out.shape, dtype=bool)
+    out[...] = 0
+    for a in range(kernel[0]):
+        for b in range(kernel[1]):
+            s = (slice(None), slice(None)) + _windows(a, b, (1, 1), stride, *out_hw)
+            hit = _is_max(xpad[s], best)
+            hit &= free
+            free &= xp.logical_not(hit)
+            out += hpad[s] * hit
+    return out
 
 
 # ---------------------------------------------------------------- BatchNorm
@@ -430,7 +517,7 @@ def bn_train_stats(xp, x):
         ``(mean, var)``, each (C,) in the accumulator dtype.
     See also numpy.mean, numpy.var.
     """
-    nk = numba_kernels() if xp is numpy else None
+    nk = _numba(xp)
     if nk is not None and x.flags.c_contiguous:
         mean = numpy.empty(x.shape[1], numpy.float64)
         var = numpy.empty(x.shape[1], numpy.float64)
@@ -452,7 +539,7 @@ def bn_apply(xp, x, scale, shift, out, relu=False):
     Returns:
         ``out``.
     """
-    nk = numba_kernels() if xp is numpy else None
+    nk = _numba(xp)
     if nk is not None and x.flags.c_contiguous and out.flags.c_contiguous:
         nk["bn_apply"](_as3(x), numpy.asarray(scale, x.dtype), numpy.asarray(shift, x.dtype),
                        _as3(out), relu)
@@ -482,7 +569,7 @@ def bn_backward(xp, g, x, mean, invstd, gamma_scale, dx, y=None, global_stats=Fa
     c = x.shape[1]
     m = x.size // c
     scale = invstd * gamma_scale
-    nk = numba_kernels() if xp is numpy else None
+    nk = _numba(xp)
     contig = all(a.flags.c_contiguous for a in (g, x, dx) + ((y,) if y is not None else ()))
     if nk is not None and contig:
         yy = _as3(y) if y is not None else _as3(x)
@@ -514,102 +601,3 @@ def bn_backward(xp, g, x, mean, invstd, gamma_scale, dx, y=None, global_stats=Fa
         t = g * m - sg.reshape(bs).astype(x.dtype) - xhat * sgx.reshape(bs).astype(x.dtype)
         xp.multiply(t, (scale / m).reshape(bs).astype(x.dtype), out=dx)
     return sgx, sg
-
-
-# -------------------------------------------------------------------- numba
-# Kernel bodies are module-level functions (numba's cache never hits a closure);
-# `prange` is rebound to numba.prange before they are compiled.
-prange = range
-_NUMBA = {}
-
-
-def _bn_stats_py(x, mean, var):
-    n, c, s = x.shape
-    for ch in prange(c):
-        t = 0.0
-        for i in range(n):
-            for j in range(s):
-                t += x[i, ch, j]
-        mu = t / (n * s)
-        q = 0.0
-        for i in range(n):
-            for j in range(s):
-                d = x[i, ch, j] - mu
-                q += d * d
-        mean[ch] = mu
-        var[ch] = q / (n * s)
-
-
-def _bn_apply_py(x, scale, shift, out, relu):
-    n, c, s = x.shape
-    for k in prange(n * c):
-        i, ch = k // c, k % c
-        a = scale[ch]
-        b = shift[ch]
-        if relu:
-            for j in range(s):
-                v = x[i, ch, j] * a + b
-                out[i, ch, j] = v if v > 0 else v - v
-        else:
-            for j in range(s):
-                out[i, ch, j] = x[i, ch, j] * a + b
-
-
-def _bn_bwd_sums_py(g, x, y, relu, mean, invstd, sg, sgx):
-    n, c, s = x.shape
-    for ch in prange(c):
-        t = 0.0
-        tx = 0.0
-        mu = mean[ch]
-        for i in range(n):
-            for j in range(s):
-                gi = g[i, ch, j]
-                if relu and not y[i, ch, j] > 0:
-                    gi = 0
-                t += gi
-                tx += gi * (x[i, ch, j] - mu)
-        sg[ch] = t
-        sgx[ch] = tx * invstd[ch]
-
-
-def _bn_bwd_dx_py(g, x, y, relu, a, mu, b, k0, dx):
-    n, c, s = x.shape
-    for k in prange(n * c):
-        i, ch = k // c, k % c
-        ai, mi, bi, ki = a[ch], mu[ch], b[ch], k0[ch]
-        zero = ai - ai
-        for j in range(s):
-            gi = g[i, ch, j]
-            if relu and not y[i, ch, j] > 0:
-                gi = zero
-            dx[i, ch, j] = ai * gi + bi * (x[i, ch, j] - mi) + ki
-
-
-def numba_kernels():
-    """The compiled numba kernels (a dict), or None when numba is not importable
-    or ``MINPY_CONV_NUMBA=0``."""
-    if "kernels" in _NUMBA:
-        return _NUMBA["kernels"]
-    if os.environ.get("MINPY_CONV_NUMBA", "1") == "0":
-        _NUMBA["kernels"] = None
-        return None
-    # numba's OpenMP workers must idle between kernels, not spin on the cores the next
-    # BLAS call needs (read by libgomp when numba first loads it)
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    try:
-        import numba        # optional dependency (the `jit` extra), imported on first use
-    except ImportError:
-        _NUMBA["kernels"] = None
-        return None
-    global prange
-    prange = numba.prange
-    par = dict(parallel=True, cache=True, nogil=True)
-    # reassociation lets LLVM vectorize the float64 sums (their order is free anyway)
-    red = dict(par, fastmath={"reassoc", "contract"})
-    _NUMBA["kernels"] = {
-        "bn_stats": numba.njit(**red)(_bn_stats_py),
-        "bn_apply": numba.njit(**par)(_bn_apply_py),
-        "bn_bwd_sums": numba.njit(**red)(_bn_bwd_sums_py),
-        "bn_bwd_dx": numba.njit(**par)(_bn_bwd_dx_py),
-    }
-    return _NUMBA["kernels"]
