@@ -13,7 +13,7 @@ import minpy as np
 import minpy.symbol as sym
 from minpy.core.array import new
 from minpy.nn import layers, optimizers
-from minpy.symbol import function, jit_fuse
+from minpy.symbol import function, fusion, jit_fuse
 from minpy.symbol.jit import JitTraceError
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples"))
@@ -323,6 +323,7 @@ def test_planned_memory_below_eager_peak():
 
 def test_fusion_and_its_switch(monkeypatch):
     monkeypatch.setattr(jit_fuse, "ALWAYS", True)
+    monkeypatch.setattr(jit_fuse, "FUSE_MIN", 0)
     r = numpy.random.default_rng(0)
     a, b, c = (r.standard_normal((300, 400)).astype("f4") for _ in range(3))
     want = numpy.tanh(a * b + c) * 0.5 + a
@@ -336,6 +337,22 @@ def test_fusion_and_its_switch(monkeypatch):
     for _ in range(2):
         _close(g(np.array(a), np.array(b), np.array(c)), want)
     assert g.programs()[0].fused == 0 and g.programs()[0].num_steps == 5
+
+
+def test_fused_step_measures_itself_in_place_then_keeps_the_faster(monkeypatch):
+    monkeypatch.setattr(jit_fuse, "FUSE_MIN", 0)
+    monkeypatch.setattr(fusion.Kernel, "wins", True)        # past the isolated measurement
+    r = numpy.random.default_rng(3)
+    a, b = (r.standard_normal((200, 300)).astype("f4") for _ in range(2))
+    want = numpy.maximum(a * b + 1.0, 0)
+    f = minpy.jit(lambda a, b: np.maximum(a * b + 1.0, 0))
+    results = [f(np.array(a), np.array(b)) for _ in range(2 * jit_fuse.InSitu.TRIALS + 2)]
+    for out in results:                 # kernel and NumPy calls alike give the same values
+        _close(out, want)
+    chosen = [v for v in f.programs()[0]._fn.__globals__.values()
+              if isinstance(v, jit_fuse.InSitu)]
+    assert len(chosen) == 1 and chosen[0].choice in (True, False)
+    assert all(t < float("inf") for t in chosen[0].best)
 
 
 def test_fused_mlp_step_equals_eager(monkeypatch):

@@ -387,8 +387,11 @@ class Kernel:
 
     def _measure(self):
         rng = numpy.random.default_rng(0)
-        ins = [(rng.random(s) + 0.5).astype(d) if d.kind in "fc" else
-               numpy.ones(s, d) for s, d in zip(self.in_shapes, self.in_dtypes)]
+        # random signs: a kernel whose branches (relu, maximum, where) predict
+        # perfectly on one-signed data would measure faster than it runs
+        ins = [((rng.random(s) + 0.5) * rng.choice([-1.0, 1.0], s)).astype(d)
+               if d.kind in "fc" else numpy.ones(s, d)
+               for s, d in zip(self.in_shapes, self.in_dtypes)]
         outs = [numpy.empty(self.out_shape, d) for d in self.out_dtypes]
         with numpy.errstate(all="ignore"):
             self(ins, outs)           # compiles (numba) and warms up
