@@ -26,8 +26,10 @@ slices.  A 1x1 convolution is one GEMM; a strided 1x1 subsamples first; other
 strided convolutions use an im2col of the strided windows (a quarter of the
 stride-1 work at stride 2).
 
-BatchNorm(+ReLU) uses numba ``parallel=True`` kernels when numba is
-importable (float64 accumulation), NumPy otherwise.
+With numba importable (``minpy.symbol.conv_numba``; ``MINPY_CONV_NUMBA=0``
+turns it off) the im2col and its scatter-back, the shifted-GEMM sum, the
+pooling gradient and BatchNorm(+ReLU) (float64 accumulation) run as parallel
+numba kernels; otherwise the NumPy formulation here.
 """
 import os
 
@@ -180,6 +182,11 @@ def _numba(xp):
     return numba_kernels() if xp is numpy else None
 
 
+def _geom(*pairs):
+    """(h, w) pairs flattened into the int tuple the numba kernels take."""
+    return tuple(int(v) for pair in pairs for v in pair)
+
+
 def _im2col(xp, x, kernel, stride, pad, dilate, oh, ow):
     """Window columns (KH*KW*C, N*OH*OW) of unpadded ``x``: one numba pass, or one
     strided copy per kernel offset of the padded input."""
@@ -187,7 +194,7 @@ def _im2col(xp, x, kernel, stride, pad, dilate, oh, ow):
     cols = xp.empty((kernel[0], kernel[1], c, n, oh, ow), dtype=x.dtype)
     nk = _numba(xp)
     if nk is not None:
-        nk["im2col"](x, tuple(kernel) + tuple(stride) + tuple(pad) + tuple(dilate), cols)
+        nk["im2col"](x, _geom(kernel, stride, pad, dilate), cols)
         return cols.reshape(-1, n * oh * ow)
     xpad = _pad4(xp, x, pad)
     for a in range(kernel[0]):
@@ -201,7 +208,7 @@ def _col2im(xp, dcols, kernel, stride, pad, dilate, dx):
     """Scatter-add window columns (KH, KW, C, N, OH, OW) back into ``dx`` (N, C, H, W)."""
     nk = _numba(xp)
     if nk is not None:
-        nk["col2im"](dcols, tuple(kernel) + tuple(stride) + tuple(pad) + tuple(dilate), dx)
+        nk["col2im"](dcols, _geom(kernel, stride, pad, dilate), dx)
         return
     n, c, h, w = dx.shape
     oh, ow = dcols.shape[4:]
@@ -372,10 +379,11 @@ def _tiles(xp, x, kernel, stride, pad, out_hw):
     return None
 
 
-def _fill(xp, dtype, kind):
-    if kind != "max":
-        return 0
-    return -xp.inf if numpy.dtype(dtype).kind in "fc" else numpy.iinfo(dtype).min
+def _fill(xp, dtype, kind, typed=False):
+    """The padding value of ``kind`` pooling (a NumPy scalar of ``dtype`` if ``typed``)."""
+    v = 0 if kind != "max" else (-xp.inf if numpy.dtype(dtype).kind in "fc"
+                                 else numpy.iinfo(dtype).min)
+    return numpy.asarray(v, dtype)[()] if typed else v
 
 
 def _is_max(v, best):
@@ -435,8 +443,8 @@ def pool2d_backward(xp, g, x, kernel, stride, pad, kind="max", out_hw=None, dx=N
         dx = xp.empty(x.shape, dtype=g.dtype)
     nk = _numba(xp)
     if nk is not None:
-        fill = numpy.asarray(_fill(xp, x.dtype, kind), x.dtype)[()]
-        nk["pool_bwd"](g, x, tuple(kernel) + tuple(stride) + tuple(pad), POOL_KINDS[kind], fill, dx)
+        nk["pool_bwd"](g, x, _geom(kernel, stride, pad), POOL_KINDS[kind],
+                       _fill(xp, x.dtype, kind, typed=True), dx)
         return dx
     t = _tiles(xp, x, kernel, stride, pad, out_hw)
     if t is not None and kind != "max":
@@ -480,8 +488,8 @@ def pool2d_gather(xp, h, x, kernel, stride, pad, out_hw=None, out=None):
         out = xp.empty(x.shape[:2] + tuple(out_hw), dtype=h.dtype)
     nk = _numba(xp)
     if nk is not None:
-        fill = numpy.asarray(_fill(xp, x.dtype, "max"), x.dtype)[()]
-        nk["pool_gather"](h, x, tuple(kernel) + tuple(stride) + tuple(pad), fill, out)
+        nk["pool_gather"](h, x, _geom(kernel, stride, pad), _fill(xp, x.dtype, "max", typed=True),
+                          out)
         return out
     fill = _fill(xp, x.dtype, "max")
     xpad = _pool_pad(xp, x, kernel, stride, pad, out_hw, fill)

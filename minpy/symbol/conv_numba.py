@@ -121,6 +121,11 @@ def _plane_max(x, i, ch, geom, fill, best):
                     best[p, q] = v if (v > m or v != v) else m
 
 
+def _is_max(v, m):
+    """``v`` is the window max ``m`` (NaN matching NaN)."""
+    return (v == m) | ((v != v) & (m != m))
+
+
 def _pool_bwd_py(g, x, geom, kind, fill, dx):
     kh, kw, sh, sw, ph, pw = geom
     n, c, h, w = x.shape
@@ -156,8 +161,7 @@ def _pool_bwd_py(g, x, geom, kind, fill, dx):
                     for q in range(q0, q1):
                         # the first element equal to the max takes it all
                         xx = q * sw + b - pw
-                        v, m = x[i, ch, y, xx], best[p, q]
-                        hit = (v == m) | ((v != v) & (m != m))
+                        hit = _is_max(x[i, ch, y, xx], best[p, q])
                         dx[i, ch, y, xx] += left[p, q] if hit else 0
                         left[p, q] = 0 if hit else left[p, q]
 
@@ -182,8 +186,7 @@ def _pool_gather_py(h_in, x, geom, fill, out):
                     y = p * sh + a - ph
                     for q in range(q0, q1):
                         xx = q * sw + b - pw
-                        v, m = x[i, ch, y, xx], best[p, q]
-                        hit = left[p, q] & ((v == m) | ((v != v) & (m != m)))
+                        hit = left[p, q] & _is_max(x[i, ch, y, xx], best[p, q])
                         out[i, ch, p, q] += h_in[i, ch, y, xx] if hit else 0
                         left[p, q] = left[p, q] & ~hit
 
@@ -272,9 +275,9 @@ def numba_kernels():
     par = dict(parallel=True, cache=True, nogil=True)
     # reassociation lets LLVM vectorize the float64 sums (their order is free anyway)
     red = dict(par, fastmath={"reassoc", "contract"})
-    global _span, _plane_max
+    global _span, _plane_max, _is_max
     inline = dict(cache=True, inline="always")
-    _span, _plane_max = numba.njit(**inline)(_span), numba.njit(**inline)(_plane_max)
+    _span, _plane_max, _is_max = (numba.njit(**inline)(f) for f in (_span, _plane_max, _is_max))
     _NUMBA["kernels"] = {
         "im2col": numba.njit(**par)(_im2col_py),
         "col2im": numba.njit(**par)(_col2im_py),
