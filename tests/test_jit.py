@@ -267,6 +267,40 @@ def test_cnn_example_model_equals_eager():
     assert js.cache_info()["hits"] == 3
 
 
+def test_residual_block_with_batchnorm_equals_eager():
+    """conv - batchnorm - relu - conv + skip - pool - affine: the tape's kernel ops
+    (joint conv gradient, BatchNorm statistics) replayed as opaque steps."""
+    r = numpy.random.default_rng(3)
+
+    def params():
+        return {"w1": np.array((r.standard_normal((4, 3, 3, 3)) * 0.3).astype("f4")),
+                "g1": np.ones(4, dtype="f4"), "b1": np.zeros(4, dtype="f4"),
+                "w2": np.array((r.standard_normal((3, 4, 3, 3)) * 0.3).astype("f4")),
+                "fc": np.array((r.standard_normal((3 * 3 * 3, 5)) * 0.3).astype("f4"))}
+
+    def loss(p, x, y):
+        h, _, _ = layers.batchnorm(layers.conv2d(x, p["w1"], pad=1), p["g1"], p["b1"])
+        h = layers.conv2d(layers.relu(h), p["w2"], pad=1) + x
+        h = np.reshape(layers.max_pool(h, 2), (x.shape[0], -1))
+        return layers.softmax_loss(h @ p["fc"], y)
+
+    def step(p, x, y):
+        g, value = np.grad_and_loss(loss)(p, x, y)
+        for k in p:
+            p[k] -= 0.1 * g[k]
+        return value
+    pe = params()
+    pj = {k: v.copy() for k, v in pe.items()}
+    js = minpy.jit(step)
+    for seed in range(3):
+        q = numpy.random.default_rng(seed)
+        x = np.array(q.standard_normal((4, 3, 6, 6)).astype("f4"))
+        y = np.array(q.integers(0, 5, 4))
+        _close(step(pe, x, y), js(pj, x, y), 1e-4)
+    _same_params(pe, pj, 1e-4)
+    assert js.cache_info()["hits"] == 2
+
+
 def test_custom_op_computing_on_buffers_is_replayed():
     @minpy.customop
     def scaled(x):

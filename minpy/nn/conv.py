@@ -24,10 +24,11 @@ from .. import numpy as mnp
 from ..core import Array, customop, new
 from ..core.array import wait
 from ..dispatch.backend import backend_of
+from ..dispatch.transfer import context_of, data_on
 from ..numpy.rule_helpers import shape_of
 from ..symbol import conv_kernels as ck
 
-__all__ = ["conv2d", "max_pool", "avg_pool"]
+__all__ = ["conv2d", "max_pool", "avg_pool", "raw_of"]
 
 
 def dtype_of(a):
@@ -120,7 +121,10 @@ def conv2d(x, w, b=None, stride=1, pad=0, dilation=1, groups=1):
     out_hw = _out_size("conv2d", (h, wd), (kh, kw), s, p, d)
     dx_, dw_ = dtype_of(x), dtype_of(w)
     if dx_ == dw_ and dx_.kind == "f" and isinstance(x, Array) and isinstance(w, Array):
-        out = _conv_op(x, w, s, p, d, groups)
+        if x._node is not None and w._node is not None:    # both traced: one backward op
+            out = _conv_xw_op((x, w), s, p, d, groups)
+        else:
+            out = _conv_op(x, w, s, p, d, groups)
         if b is not None:
             out = out + mnp.reshape(b, (1, f, 1, 1))
         return out
@@ -151,24 +155,29 @@ def conv2d(x, w, b=None, stride=1, pad=0, dilation=1, groups=1):
 
 
 # ------------------------------------------------ conv2d as three custom ops
-def _raw(a):
-    """The backend array of an Array (after its pending writes) and its namespace."""
+def raw_of(a, like=None):
+    """The backend array of Array ``a`` (after its pending writes) and its namespace.
+
+    With ``like`` (a backend array) the data comes on ``like``'s device: a
+    cached, counted copy where ``a`` lives elsewhere.  See also minpy.Array.copyto.
+    """
     wait(a)
-    return a._data, backend_of(a._data).xp
+    d = a._data if like is None else data_on(a, context_of(like))
+    return d, backend_of(d).xp
 
 
 @customop
 def _conv_op(x, w, stride, pad, dilation, groups):
     """conv2d without bias through the raw kernels (x, w: Arrays of one float dtype)."""
-    xd, xp = _raw(x)
-    return new(ck.conv2d_forward(xp, xd, _raw(w)[0], stride, pad, dilation, groups))
+    xd, xp = raw_of(x)
+    return new(ck.conv2d_forward(xp, xd, raw_of(w, xd)[0], stride, pad, dilation, groups))
 
 
 @customop
 def _conv_dx_op(g, w, x_shape, stride, pad, dilation, groups):
     """The data gradient of conv2d: linear in ``g`` and in ``w``."""
-    gd, xp = _raw(g)
-    wd = _raw(w)[0]
+    gd, xp = raw_of(g)
+    wd = raw_of(w, gd)[0]
     xfake = xp.empty(x_shape, dtype=wd.dtype)     # only its shape is read
     return new(ck.conv2d_backward(xp, gd, xfake, wd, stride, pad, dilation, groups,
                                   need_dw=False)[0])
@@ -177,11 +186,28 @@ def _conv_dx_op(g, w, x_shape, stride, pad, dilation, groups):
 @customop
 def _conv_dw_op(g, x, w_shape, stride, pad, dilation, groups):
     """The weight gradient of conv2d: linear in ``g`` and in ``x``."""
-    gd, xp = _raw(g)
-    xd = _raw(x)[0]
+    gd, xp = raw_of(g)
+    xd = raw_of(x, gd)[0]
     wfake = xp.empty(w_shape, dtype=xd.dtype)     # only its shape is read
     return new(ck.conv2d_backward(xp, gd, xd, wfake, stride, pad, dilation, groups,
                                   need_dx=False)[1])
+
+
+@customop
+def _conv_xw_op(xw, stride, pad, dilation, groups):
+    """``_conv_op`` taking ``(x, w)`` as one argument, so the tape asks for both
+    gradients in one call (one ``_conv_bwd_op``: the output gradient laid out once)."""
+    xd, xp = raw_of(xw[0])
+    return new(ck.conv2d_forward(xp, xd, raw_of(xw[1], xd)[0], stride, pad, dilation, groups))
+
+
+@customop
+def _conv_bwd_op(g, x, w, stride, pad, dilation, groups):
+    """``(dx, dw)`` of conv2d in one kernel call: ``_conv_dx_op`` and ``_conv_dw_op`` together."""
+    gd, xp = raw_of(g)
+    dx, dw = ck.conv2d_backward(xp, gd, raw_of(x, gd)[0], raw_of(w, gd)[0], stride, pad,
+                                dilation, groups)
+    return new(dx), new(dw)
 
 
 # <h, Dx(g, w)> = <g, F(h, w)> = <w, Dw(g, h)>: each op's VJPs are the other two
@@ -199,25 +225,36 @@ _conv_dw_op.def_grad(lambda ans, g, x, ws, s, p, d, gr: lambda k: _conv_dx_op(
     g, k, shape_of(x), s, p, d, gr), argnum=1)
 
 
+_conv_xw_op.def_grad(lambda ans, xw, s, p, d, gr: lambda g: _conv_bwd_op(
+    g, xw[0], xw[1], s, p, d, gr), argnum=0)
+# (dx, dw) = (Dx(g, w), Dw(g, x)) against cotangents (hx, hw)
+_conv_bwd_op.def_grad(lambda ans, g, x, w, s, p, d, gr: lambda h: _conv_op(
+    h[0], w, s, p, d, gr) + _conv_op(x, h[1], s, p, d, gr), argnum=0)
+_conv_bwd_op.def_grad(lambda ans, g, x, w, s, p, d, gr: lambda h: _conv_dx_op(
+    g, h[1], shape_of(x), s, p, d, gr), argnum=1)
+_conv_bwd_op.def_grad(lambda ans, g, x, w, s, p, d, gr: lambda h: _conv_dw_op(
+    g, h[0], shape_of(w), s, p, d, gr), argnum=2)
+
+
 @customop
 def _pool_op(x, kernel, stride, pad, kind):
     """max/avg pooling through the raw kernels (x: a float Array)."""
-    xd, xp = _raw(x)
+    xd, xp = raw_of(x)
     return new(ck.pool2d_forward(xp, xd, kernel, stride, pad, kind))
 
 
 @customop
 def _pool_bwd_op(g, x, kernel, stride, pad, kind):
     """The gradient of pooling: linear in ``g``; for max, routed by ``x``'s maxima."""
-    gd, xp = _raw(g)
-    return new(ck.pool2d_backward(xp, gd, _raw(x)[0], kernel, stride, pad, kind))
+    gd, xp = raw_of(g)
+    return new(ck.pool2d_backward(xp, gd, raw_of(x, gd)[0], kernel, stride, pad, kind))
 
 
 @customop
 def _pool_gather_op(h, x, kernel, stride, pad):
     """The transpose of max pooling's routing: ``h`` read at each window's maximum."""
-    hd, xp = _raw(h)
-    return new(ck.pool2d_gather(xp, hd, _raw(x)[0], kernel, stride, pad))
+    hd, xp = raw_of(h)
+    return new(ck.pool2d_gather(xp, hd, raw_of(x, hd)[0], kernel, stride, pad))
 
 
 def _zero_grad(ans, *args):

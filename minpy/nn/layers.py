@@ -39,6 +39,7 @@ from .. import numpy as mnp
 from ..core import customop, stop_gradient
 from ..core.array import Array, wait
 from ..dispatch.context import current_context
+from .batchnorm_ops import batchnorm_train
 from .conv import conv2d, max_pool, avg_pool, shape_of, dtype_of
 from .activations import (relu, leaky_relu, sigmoid, tanh, softmax, log_softmax,
                           _expect_shape, _expect_ndim)
@@ -175,6 +176,13 @@ def _stat_axes(layer, x, gamma, beta):
     return (0, 2, 3), (1, xs[1], 1, 1)
 
 
+def _kernel_dtypes(*arrays):
+    """True when all are Arrays of one dtype, float32 or float64 (what the raw kernels take)."""
+    d = dtype_of(arrays[0])
+    return d in (numpy.float32, numpy.float64) and \
+        all(isinstance(a, Array) and a.dtype == d for a in arrays)
+
+
 def batchnorm(x, gamma, beta, mode='train', eps=1e-5, momentum=0.9, running_mean=None,
               running_var=None):
     """Batch normalisation; returns ``(out, running_mean, running_var)``.
@@ -211,10 +219,13 @@ def batchnorm(x, gamma, beta, mode='train', eps=1e-5, momentum=0.9, running_mean
     if mode == "test":
         scale = g / mnp.sqrt(mnp.reshape(running_var, pshape) + eps)
         return (x - mnp.reshape(running_mean, pshape)) * scale + bt, running_mean, running_var
-    mean = mnp.mean(x, axis=axes, keepdims=True)
-    centred = x - mean
-    var = mnp.mean(centred * centred, axis=axes, keepdims=True)
-    out = centred * (g / mnp.sqrt(var + eps)) + bt
+    if _kernel_dtypes(x, gamma, beta):
+        out, mean, var = batchnorm_train(x, gamma, beta, eps)
+    else:
+        mean = mnp.mean(x, axis=axes, keepdims=True)
+        centred = x - mean
+        var = mnp.mean(centred * centred, axis=axes, keepdims=True)
+        out = centred * (g / mnp.sqrt(var + eps)) + bt
     with _context_of(x):
         if running_mean is None:
             running_mean = mnp.zeros(d, dtype=dtype_of(x))

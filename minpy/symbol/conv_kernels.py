@@ -138,12 +138,12 @@ def _bwd_s1(xp, g, x, w, pad, dilate, dx, dw):
     n, c = x.shape[:2]
     k, kh, kw = w.shape[0], w.shape[2], w.shape[3]
     grid = _Grid(n, x.shape[2:], (kh, kw), pad, dilate)
-    xb = _to_grid(xp, x, grid, grid.lo, grid.hi, x.shape[2:])
     # the output gradient on the same grid, zero at the garbage positions; the data
     # gradient reads it at q - shift, hence the guards swap sides
     gb = _to_grid(xp, g, grid, grid.hi, grid.lo, (grid.oh, grid.ow))
     gv = gb[:, grid.hi:grid.hi + grid.size]
     if dw is not None:
+        xb = _to_grid(xp, x, grid, grid.lo, grid.hi, x.shape[2:])
         dwo = xp.empty((kh * kw, k, c), dtype=dw.dtype)
         for o, s in enumerate(grid.shifts):
             xp.matmul(gv, xb[:, grid.lo + s:grid.lo + s + grid.size].T, out=dwo[o])
@@ -535,7 +535,7 @@ def bn_train_stats(xp, x):
     acc = _acc(xp, x)
     mean = xp.mean(x, axis=red, dtype=acc)
     bs = (1, -1) + (1,) * (x.ndim - 2)
-    var = xp.mean(xp.square(x - mean.reshape(bs).astype(x.dtype)), axis=red, dtype=acc)
+    var = xp.mean(xp.square(x - xp.reshape(mean, bs).astype(x.dtype)), axis=red, dtype=acc)
     return mean, var
 
 
@@ -553,8 +553,8 @@ def bn_apply(xp, x, scale, shift, out, relu=False):
                        _as3(out), relu)
         return out
     bs = (1, -1) + (1,) * (x.ndim - 2)
-    xp.multiply(x, scale.reshape(bs).astype(x.dtype), out=out)
-    out += shift.reshape(bs).astype(x.dtype)
+    xp.multiply(x, xp.reshape(scale, bs).astype(x.dtype), out=out)
+    out += xp.reshape(shift, bs).astype(x.dtype)
     if relu:
         xp.maximum(out, 0, out=out)
     return out
@@ -600,12 +600,12 @@ def bn_backward(xp, g, x, mean, invstd, gamma_scale, dx, y=None, global_stats=Fa
     acc = _acc(xp, x)
     if y is not None:
         g = g * (y > 0)
-    xhat = (x - mean.reshape(bs).astype(x.dtype)) * invstd.reshape(bs).astype(x.dtype)
+    xhat = (x - xp.reshape(mean, bs).astype(x.dtype)) * xp.reshape(invstd, bs).astype(x.dtype)
     sg = xp.sum(g, axis=red, dtype=acc)
     sgx = xp.sum(g * xhat, axis=red, dtype=acc)
     if global_stats:
-        xp.multiply(g, scale.reshape(bs).astype(x.dtype), out=dx)
+        xp.multiply(g, xp.reshape(scale, bs).astype(x.dtype), out=dx)
     else:
-        t = g * m - sg.reshape(bs).astype(x.dtype) - xhat * sgx.reshape(bs).astype(x.dtype)
-        xp.multiply(t, (scale / m).reshape(bs).astype(x.dtype), out=dx)
+        t = g * m - xp.reshape(sg, bs).astype(x.dtype) - xhat * xp.reshape(sgx, bs).astype(x.dtype)
+        xp.multiply(t, xp.reshape((scale / m), bs).astype(x.dtype), out=dx)
     return sgx, sg
