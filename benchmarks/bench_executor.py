@@ -17,6 +17,11 @@ data) is timed for:
   batchnorm, max_pool), every op recorded and differentiated by the tape;
 - PyTorch CPU (where installed): the same network with ``torch.nn.functional``.
 
+Contenders are timed round robin (best of 7 rounds).  The script sets
+``OPENBLAS_THREAD_TIMEOUT=4`` (unless set) so that OpenBLAS's worker threads
+sleep after a GEMM instead of spinning for ~0.1 s into the next contender's
+time (or into minpy's numba kernels between GEMMs).
+
 The executor and Function rows are timed on the default threaded engine and
 again with ``minpy.engine.set_engine('naive')`` (ops run inline).
 
@@ -29,6 +34,10 @@ import argparse
 import json
 import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")    # numba's and torch's OpenMP: no spinning
+# OpenBLAS's workers spin ~0.1 s after each GEMM (its default timeout, 2**28 cycles): timed
+# round robin on 2 cores that bills the next contender (torch measured ~20% slower right
+# after minpy) and slows the numba kernels between minpy's GEMMs; 2**4 cycles: they sleep
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import platform
 import sys
 
@@ -42,7 +51,7 @@ from minpy.symbol import function                               # noqa: E402
 from minpy.symbol.fuse_bn_relu import fuse_batchnorm_relu       # noqa: E402
 from minpy.symbol.symbol import Symbol                          # noqa: E402
 from minpy.nn.layers import batchnorm, conv2d, max_pool         # noqa: E402
-from _timing import per_call, fmt_time, print_table           # noqa: E402
+from _timing import per_call, per_call_interleaved, fmt_time, print_table   # noqa: E402
 
 
 # ---------------------------------------------------------- graph walking
@@ -212,7 +221,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="shorter timing loops")
     args = parser.parse_args()
-    repeat = 2 if args.quick else 5
+    repeat = 2 if args.quick else 7
     nets = [("LeNet b64", sym.zoo.lenet(), "fc2_output", (64, 1, 28, 28)),
             ("ResNet-20 b32", sym.zoo.resnet(20, 10, image_shape=(3, 32, 32)), "fc1_output",
              (32, 3, 32, 32))]
@@ -224,7 +233,7 @@ def main():
         # float32 BatchNorm sums over 32k elements (NumPy accumulates strided axes
         # naively) leave ~1e-3 of rounding; a wrong network would be off by O(1)
         assert worst < 2e-2, (label, "Function vs tape gradients differ", worst)
-        times = {k: per_call(fn, min_time=0.2, repeat=repeat) for k, fn in fns.items()}
+        times = per_call_interleaved(fns, min_time=0.2, rounds=repeat)
         minpy.engine.set_engine("naive")        # the same executors, every op run inline
         for k in ("executor", "Function"):
             times[f"{k}, naive engine"] = per_call(fns[k], min_time=0.2, repeat=repeat)

@@ -381,6 +381,7 @@ def test_env_selects_engine():
     code = ("import minpy.engine as me; e = me.get_engine(); "
             "print(type(e).__name__, getattr(e, 'num_cpu_workers', '-'))")
     assert run_py(code, MINPY_ENGINE="naive")[0].stdout.split() == ["NaiveEngine", "-"]
+    assert run_py(code)[0].stdout.split() == ["ThreadedEngine", "1"]
     p = run_py(code, MINPY_CPU_WORKERS="3")[0]
     assert p.stdout.split() == ["ThreadedEngine", "3"]
     assert run_py(code, MINPY_ENGINE="bogus")[0].returncode != 0

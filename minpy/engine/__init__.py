@@ -9,7 +9,7 @@ var in both ``reads`` and ``writes`` counts as a write.
 Engines: ``NaiveEngine`` runs each op inline inside ``push`` (debugging);
 ``ThreadedEngine`` runs ops on worker threads, one pool per device.  The
 engine is chosen at import by env ``MINPY_ENGINE=naive|threaded`` (default
-threaded); the CPU pool size by ``MINPY_CPU_WORKERS`` (default 2).
+threaded); the CPU pool size by ``MINPY_CPU_WORKERS`` (default 1).
 
 Errors: an exception raised by ``fn`` is stored on the vars the op writes.
 Later ops that read or write a poisoned var are skipped and the vars they

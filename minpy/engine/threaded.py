@@ -41,10 +41,13 @@ _tls = threading.local()
 
 
 def default_cpu_workers():
-    """CPU pool size from env ``MINPY_CPU_WORKERS`` (default 2)."""
+    """CPU pool size from env ``MINPY_CPU_WORKERS`` (default 1, as MXNet's
+    ``MXNET_CPU_WORKER_NTHREADS``: CPU ops already run BLAS and numba on every
+    core, and two of them at once oversubscribe the cores -- LeNet's executor
+    step ran ~1.5x slower with two workers on 2 cores)."""
     raw = os.environ.get("MINPY_CPU_WORKERS", "").strip()
     if not raw:
-        return 2
+        return 1
     try:
         n = int(raw)
     except ValueError:
@@ -156,7 +159,7 @@ class ThreadedEngine(Engine):
 
     Args:
         num_cpu_workers: size of the CPU pool (``device=None`` or ``'cpu'``);
-            default from env ``MINPY_CPU_WORKERS``, else 2.
+            default from env ``MINPY_CPU_WORKERS``, else 1.
         num_device_workers: size of the pool created lazily for any other
             device key, e.g. ``('gpu', 0)``; default 1.
 
