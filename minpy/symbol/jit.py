@@ -53,6 +53,7 @@ import numpy
 from ..core import tape as _tape
 from ..core.array import Array, new, wait
 from ..dispatch import state
+from ..dispatch.transfer import context_of
 from .jit_fuse import fuse_steps
 from .jit_program import build_program
 from .trace import JitTraceError, Tracer, rewrap
@@ -165,11 +166,14 @@ class JitFunction:
                 key.append(_flatten(a, leaves, arrays))
         for k in sorted(kwargs):
             key.append((k, _flatten(kwargs[k], leaves, arrays)))
-        uniq, order = {}, []
+        uniq, order, metas = {}, [], []
         for a in arrays:
-            order.append(uniq.setdefault(id(a._data), len(uniq)))
-        sig = (tuple(key), tuple(order),
-               tuple((a.shape, a.dtype.str, a.context) for a in arrays))
+            d = a._data
+            order.append(uniq.setdefault(id(d), len(uniq)))
+            # host arrays by type (hashing a Context per array cost ~1 us a call)
+            metas.append((d.shape, d.dtype.str,
+                          "cpu" if type(d) is numpy.ndarray else context_of(d)))
+        sig = (tuple(key), tuple(order), tuple(metas))
         with self._lock:
             entry = self._cache.get(sig)
             if entry is not None:
@@ -240,13 +244,17 @@ class JitFunction:
 
     # ----------------------------------------------------------------- replay
     def _replay(self, entry, arrays, order):
-        seen, inputs = set(), []
-        for a, o in zip(arrays, order):
-            if o not in seen:
-                seen.add(o)
-                if a._var is not None:
-                    wait(a)
-                inputs.append(a)
+        if not order or order[-1] == len(order) - 1:     # no array passed twice
+            inputs = arrays
+        else:
+            seen, inputs = set(), []
+            for a, o in zip(arrays, order):
+                if o not in seen:
+                    seen.add(o)
+                    inputs.append(a)
+        for a in inputs:
+            if a._var is not None:
+                wait(a)
         prog = entry.program
         for cap, _, _ in prog.captures:
             if cap._var is not None:
@@ -285,9 +293,9 @@ def _flatten(obj, leaves, arrays):
         arrays.append(new(obj))
         return "A"
     if t is list or t is tuple:
-        return (t.__name__, tuple(_flatten(e, leaves, arrays) for e in obj))
+        return (t.__name__, tuple([_flatten(e, leaves, arrays) for e in obj]))
     if t is dict:
-        return ("dict", tuple((k, _flatten(obj[k], leaves, arrays)) for k in obj))
+        return ("dict", tuple([(k, _flatten(v, leaves, arrays)) for k, v in obj.items()]))
     if isinstance(obj, _SCALARS):
         return (t, obj)
     return ("obj", id(obj))
