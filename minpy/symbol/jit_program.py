@@ -288,6 +288,9 @@ class _DonatedBuffer:
 
 
 # ------------------------------------------------------------------ code
+_OUT_BY_KEYWORD = (numpy.maximum, numpy.minimum)
+
+
 def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
     env = {"_as0d": _as0d, "_new": new, "_run": run_untraced,
            "_empty": numpy.empty}
@@ -363,11 +366,18 @@ def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
         if st.kind == "raw" and not st.seq and st.outs:
             k = st.outs[0][1]
             buf = planned.get(k)
+            target = None
             if isinstance(buf, _DonatedBuffer):
-                kw.append(f"out={slot_expr(buf.slot)}")
+                target = slot_expr(buf.slot)
             elif buf is not None:
                 env[f"b{k}"] = buf
-                kw.append(f"out=b{k}")
+                target = f"b{k}"
+            if target is not None:
+                # a ufunc takes its output positionally (~60 ns less than out=); NumPy
+                # deprecates that for maximum and minimum
+                positional = type(st.fn) is numpy.ufunc and not kw and \
+                    len(args) == st.fn.nin and st.fn not in _OUT_BY_KEYWORD
+                (args if positional else kw).append(target if positional else f"out={target}")
         call = f"{f}({', '.join(args + kw)})"
         if not st.outs:
             lines.append(f"    {call}")
