@@ -301,6 +301,37 @@ def test_residual_block_with_batchnorm_equals_eager():
     assert js.cache_info()["hits"] == 2
 
 
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(["sum", "prod", "max", "amax", "min", "amin", "mean"]),
+       dtype=st.sampled_from(["float32", "float64", "float16", "int32", "bool"]),
+       shape=st.sampled_from([(3, 4), (2, 3, 2), (5,)]), axis_pick=st.integers(0, 3),
+       keepdims=st.booleans(), as_float=st.booleans())
+def test_reductions_replayed_directly_equal_numpy(name, dtype, shape, axis_pick, keepdims,
+                                                  as_float):
+    """The replay calls ufunc.reduce (and a lean float mean) for numpy.sum & co."""
+    r = numpy.random.default_rng(axis_pick)
+    xh = (r.standard_normal(shape) * 3).astype(dtype)
+    axis = [None, 0, -1, tuple(range(len(shape)))][axis_pick]
+    kwargs = {"axis": axis, "keepdims": keepdims}
+    if as_float and name in ("sum", "prod", "mean"):
+        kwargs["dtype"] = numpy.float64
+    fn = getattr(np, name)
+    jf = minpy.jit(lambda x: fn(x, **kwargs) * 1)
+    want = getattr(numpy, name)(xh, **kwargs) * 1
+    for _ in range(3):                       # trace, then replays
+        got = jf(np.array(xh))
+        assert numpy.asarray(got).dtype == numpy.asarray(want).dtype
+        assert numpy.shape(got) == numpy.shape(want)
+        numpy.testing.assert_allclose(numpy.asarray(got, numpy.float64),
+                                      numpy.asarray(want, numpy.float64), rtol=1e-6)
+    assert jf.cache_info()["hits"] == 2
+    called = {getattr(v, "__name__", "") for v in jf.programs()[0]._fn.__globals__.values()}
+    if name != "mean":
+        assert "reduce" in called
+    elif dtype in ("float32", "float64") and "dtype" not in kwargs:
+        assert "_float_mean" in called
+
+
 def test_custom_op_computing_on_buffers_is_replayed():
     @minpy.customop
     def scaled(x):

@@ -289,6 +289,32 @@ class _DonatedBuffer:
 
 # ------------------------------------------------------------------ code
 _OUT_BY_KEYWORD = (numpy.maximum, numpy.minimum)
+# numpy.sum & co. are Python wrappers around the ufunc's reduce (~1 us of a 2 us call on
+# small arrays); the replay calls the reduce itself (axis given: reduce's default is 0)
+_REDUCE = {numpy.sum: numpy.add.reduce, numpy.prod: numpy.multiply.reduce,
+           numpy.max: numpy.maximum.reduce, numpy.amax: numpy.maximum.reduce,
+           numpy.min: numpy.minimum.reduce, numpy.amin: numpy.minimum.reduce}
+_REDUCE_KWARGS = frozenset(("axis", "dtype", "keepdims"))
+
+
+def _float_mean(a, axis=None, keepdims=False):
+    """numpy.mean of a float32/float64 array without its wrapper's bookkeeping."""
+    total = numpy.add.reduce(a, axis, None, None, keepdims)
+    return total / (a.size // max(numpy.size(total), 1))
+
+
+def _direct_call(st, slots):
+    """``(fn, kwargs)`` a raw step's call may use instead of ``st.fn``, ``st.kwargs``."""
+    fn, kw = st.fn, st.kwargs
+    if len(st.args) != 1 or type(st.args[0]) is not Ref or not set(kw) <= _REDUCE_KWARGS:
+        return fn, kw
+    fn = getattr(fn, "__wrapped__", fn)     # minpy's host wrappers name the NumPy function
+    if fn in _REDUCE:
+        return _REDUCE[fn], dict(kw, axis=kw.get("axis"))
+    if fn is numpy.mean and "dtype" not in kw and \
+            slots[st.args[0].slot].dtype in (numpy.float32, numpy.float64):
+        return _float_mean, kw
+    return st.fn, kw
 
 
 def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
@@ -337,6 +363,9 @@ def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
     for i, st in enumerate(steps):
         f = f"f{i}"
         env[f] = st.fn
+        kwargs = st.kwargs
+        if st.kind == "raw":
+            env[f], kwargs = _direct_call(st, slots)
         if st.kind == "generic":
             call = f"_run({f}, {expr(st.args, True)}, {expr(st.kwargs, True)})"
             lines.append(f"    _r = {call}")
@@ -347,7 +376,7 @@ def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
                 lines.append(f"    v{st.outs[0][1]} = _r._data")
             continue
         args = [expr(a) for a in st.args]
-        kw = [f"{k}={expr(v)}" for k, v in st.kwargs.items()]
+        kw = [f"{k}={expr(v)}" for k, v in kwargs.items()]
         if st.kind == "fused":
             names = []
             for _, k in st.outs:
@@ -377,6 +406,8 @@ def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
                 # deprecates that for maximum and minimum
                 positional = type(st.fn) is numpy.ufunc and not kw and \
                     len(args) == st.fn.nin and st.fn not in _OUT_BY_KEYWORD
+                if env[f] is _float_mean:           # takes no out: keep numpy.mean
+                    env[f], kw = st.fn, [f"{k}={expr(v)}" for k, v in st.kwargs.items()]
                 (args if positional else kw).append(target if positional else f"out={target}")
         call = f"{f}({', '.join(args + kw)})"
         if not st.outs:
