@@ -332,6 +332,22 @@ def test_reductions_replayed_directly_equal_numpy(name, dtype, shape, axis_pick,
         assert "_float_mean" in called
 
 
+def test_maximum_gradient_splits_ties_at_each_replay():
+    """Under jit, maximum's gradient is one replayed step that tests ties per call."""
+    def both(x, y):
+        return np.sum(np.maximum(x, y) * np.arange(1.0, 5.0)) + np.sum(np.minimum(x, 0.0))
+    step = minpy.jit(np.grad(both, argnum=(0, 1)))
+    for xh, yh in (([1.0, -2.0, 3.0, 0.0], [0.5, 1.0, 3.0, 0.0]),      # ties at 2 and 3
+                   ([2.0, 2.0, -1.0, 4.0], [1.0, 3.0, 0.0, 4.0]),
+                   ([0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0])):
+        x, y = np.array(numpy.array(xh)), np.array(numpy.array(yh))
+        for got, want in zip(step(x, y), np.grad(both, argnum=(0, 1))(x, y)):
+            numpy.testing.assert_array_equal(numpy.asarray(got), numpy.asarray(want))
+    assert step.cache_info()["hits"] == 2
+    gx = step(np.array(numpy.zeros(4)), np.array(numpy.zeros(4)))[0]
+    numpy.testing.assert_array_equal(numpy.asarray(gx), [0.5 + 0.5, 1.0 + 0.5, 1.5 + 0.5, 2.5])
+
+
 def test_custom_op_computing_on_buffers_is_replayed():
     @minpy.customop
     def scaled(x):
