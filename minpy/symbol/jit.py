@@ -171,7 +171,7 @@ class JitFunction:
             d = a._data
             order.append(uniq.setdefault(id(d), len(uniq)))
             # host arrays by type (hashing a Context per array cost ~1 us a call)
-            metas.append((d.shape, d.dtype.str,
+            metas.append((d.shape, d.dtype,
                           "cpu" if type(d) is numpy.ndarray else context_of(d)))
         sig = (tuple(key), tuple(order), tuple(metas))
         with self._lock:
