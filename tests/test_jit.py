@@ -1,6 +1,7 @@
 """minpy.jit: traced once per signature, replayed compiled; equal to eager."""
 import os
 import sys
+import time
 import tracemalloc
 import warnings
 
@@ -11,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 import minpy
 import minpy as np
 import minpy.symbol as sym
+from minpy.core import customop
 from minpy.core.array import new
 from minpy.nn import layers, optimizers
 from minpy.symbol import function, fusion, jit_fuse
@@ -346,6 +348,57 @@ def test_maximum_gradient_splits_ties_at_each_replay():
     assert step.cache_info()["hits"] == 2
     gx = step(np.array(numpy.zeros(4)), np.array(numpy.zeros(4)))[0]
     numpy.testing.assert_array_equal(numpy.asarray(gx), [0.5 + 0.5, 1.0 + 0.5, 1.5 + 0.5, 2.5])
+
+
+def test_async_mode_pushes_each_replay_as_one_engine_op():
+    """The call returns before the work runs; chained calls queue behind their
+    in-place updates; results equal eager; shapes are known without waiting."""
+    @customop
+    def slow_double(x):
+        time.sleep(0.15)
+        return new(x._data * 2)
+
+    def step(p, x):
+        p["w"] -= 0.5 * slow_double(x)
+        return np.sum(p["w"]), p["w"] * 1
+    x = np.array(numpy.arange(3.0))
+    pe, pj = {"w": np.ones(3)}, {"w": np.ones(3)}
+    js = minpy.jit(step)
+    js(pj, x)
+    step(pe, x)
+    with minpy.async_mode():
+        t0 = time.perf_counter()
+        first = js(pj, x)
+        second = js(pj, x)
+        returned = time.perf_counter() - t0
+        assert second[1].shape == (3,) and second[1].dtype == numpy.float64
+        wants = step(pe, x), step(pe, x)
+        for got, want in zip((first, second), wants):
+            _close(got[0], want[0])
+            _close(got[1], want[1])
+    assert returned < 0.1                     # two 0.15 s replays were queued, not run
+    _close(pj["w"], pe["w"])
+    assert js.cache_info()["hits"] == 2
+
+
+def test_async_replay_error_surfaces_at_the_next_wait():
+    fail = {"now": False}
+
+    @customop
+    def checked(x):
+        if fail["now"]:
+            raise ValueError("checked: refused")
+        return new(x._data + 1)
+    js = minpy.jit(lambda x: checked(x) * 2)
+    x = np.array(numpy.ones(2))
+    _close(js(x), [4.0, 4.0])
+    fail["now"] = True
+    with minpy.async_mode():
+        pending = js(x)
+        with pytest.raises(ValueError, match="checked: refused"):
+            pending.asnumpy()
+    fail["now"] = False
+    _close(js(x), [4.0, 4.0])
 
 
 def test_custom_op_computing_on_buffers_is_replayed():

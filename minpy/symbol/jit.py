@@ -41,6 +41,11 @@ What is static and what is traced:
 
 A replay runs in the calling thread after waiting for pending engine writes
 to its arrays; calls of one program are serialised (its buffers are reused).
+In async mode (``minpy.async_mode()``, CPU) a replay is instead pushed to the
+dependency engine as one op that reads the inputs and captures and writes the
+arrays it updates in place, its buffers and its results: the call returns at
+once with pending results, a chain of calls queues up behind its updates, and
+an error raised inside re-raises at the next wait on what it writes.
 """
 import collections
 import functools
@@ -50,7 +55,9 @@ import warnings
 
 import numpy
 
+from .. import engine
 from ..core import tape as _tape
+from ..core.async_work import var_of
 from ..core.array import Array, new, wait
 from ..dispatch import state
 from ..dispatch.transfer import context_of
@@ -252,16 +259,48 @@ class JitFunction:
                 if o not in seen:
                     seen.add(o)
                     inputs.append(a)
+        prog = entry.program
+        if state.process.async_on and state.process.cpu_only:
+            return _unflatten(entry.treedef, iter(_push_replay(prog, inputs)), _as_is)
         for a in inputs:
             if a._var is not None:
                 wait(a)
-        prog = entry.program
         for cap, _, _ in prog.captures:
             if cap._var is not None:
                 wait(cap)
         outs = prog.run(inputs)
         it = iter(outs)
         return _unflatten(entry.treedef, it)
+
+
+def _push_replay(prog, inputs):
+    """Queue one run of ``prog`` on the engine; returns its (pending) result Arrays.
+
+    Until the run, a result holds a read-only stand-in of its shape and dtype
+    (shape queries need no wait); the run puts the real buffer in place.
+    """
+    results = [new(numpy.broadcast_to(numpy.empty((), dtype), shape))
+               for shape, dtype in prog.out_meta]
+    written = prog.written_arrays(inputs)
+    seen = {id(a) for a in written}
+    reads = []
+    for a in list(inputs) + [cap for cap, _, _ in prog.captures]:
+        if id(a) not in seen:
+            seen.add(id(a))
+            reads.append(var_of(a))
+    if prog.var is None:
+        prog.var = engine.new_var()
+    writes = [var_of(a) for a in written] + [var_of(r) for r in results] + [prog.var]
+
+    def run():
+        for r, data in zip(results, prog.run(inputs)):
+            r._data = data
+    engine.push(run, reads=reads, writes=writes, name=f"jit {prog.name}")
+    return results
+
+
+def _as_is(a):
+    return a
 
 
 # ----------------------------------------------------------------- pytrees
@@ -324,14 +363,15 @@ def _out_tree(obj, leaves):
     return ("const", obj)
 
 
-def _unflatten(tree, it):
+def _unflatten(tree, it, leaf=new):
+    """The results' structure with ``leaf(item)`` for each Array of ``it``."""
     if tree == "A":
-        return new(next(it))
+        return leaf(next(it))
     kind = tree[0]
     if kind == "const":
         return tree[1]
     if kind is dict:
-        return {k: _unflatten(v, it) for k, v in tree[1]}
+        return {k: _unflatten(v, it, leaf) for k, v in tree[1]}
     if kind == "named":
-        return tree[1]._make(_unflatten(e, it) for e in tree[2])
-    return kind(_unflatten(e, it) for e in tree[1])
+        return tree[1]._make(_unflatten(e, it, leaf) for e in tree[2])
+    return kind(_unflatten(e, it, leaf) for e in tree[1])

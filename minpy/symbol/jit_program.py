@@ -48,7 +48,8 @@ def _as0d(r):
 class Program:
     """A compiled trace (see module doc).
 
-    Attributes: ``code`` (the generated source), ``steps`` (kept steps),
+    Attributes: ``code`` (the generated source), ``out_meta`` (each output's
+    shape and dtype), ``steps`` (kept steps),
     ``planned_bytes`` (the arena), ``unplanned_bytes`` (bytes of step results
     allocated at each call), ``folded`` (constants), ``fused`` (kernels made),
     ``captures`` (the captured Arrays and their signature).
@@ -62,6 +63,7 @@ class Program:
         self.out_slots = out_slots
         self.__dict__.update(stats)
         self._lock = threading.Lock()
+        self.var = None            # the engine Var of its buffers, made on first async run
 
     def captures_match(self):
         """True while every captured Array still has its trace-time shape and dtype."""
@@ -70,6 +72,10 @@ class Program:
             if d.shape != shape or d.dtype != dtype:
                 return False
         return True
+
+    def written_arrays(self, inputs):
+        """The Arrays a run writes in place: written inputs, then written captures."""
+        return [inputs[i] for i in self._written_inputs] + list(self._written_captures)
 
     def run(self, inputs):
         """Run on the inputs' Arrays (unique input slots in order); returns the
@@ -127,6 +133,8 @@ def build_program(tracer, input_slots, out_slots, donate=(), fuse=None, plan=Tru
     stats = dict(plan_stats, arena=arena, unplanned_bytes=unplanned, folded=len(folded),
                  num_steps=len(live_steps), traced_steps=len(steps),
                  fused=sum(1 for st in live_steps if st.kind == "fused"))
+    stats["out_meta"] = [(slots[k].shape, slots[k].dtype) for k in out_slots]
+    stats["name"] = name
     prog = Program(fn, src, captures, written_inputs, written_captures, list(out_slots), stats)
     log.debug("jit %s: %d traced steps -> %d (%d constants folded, %d fused kernels); "
               "planned %d bytes (naive %d), %d bytes allocated per call", name, len(steps),
