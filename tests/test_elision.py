@@ -23,6 +23,11 @@ EXPRESSIONS = {
     "temp broadcast up": lambda a, b, c, s: (a[..., :1] * 2.0) + b,
     "int scalar": lambda a, b, c, s: (a * b) + 3,
     "same temp twice": lambda a, b, c, s: (a * b) * (a * b),
+    "named plus temp": lambda a, b, c, s: c + (a * b),
+    "named over temp": lambda a, b, c, s: a / (b * b + 1.5),
+    "right chain": lambda a, b, c, s: a + (b + (c * a)),
+    "broadcast small plus temp": lambda a, b, c, s: a[..., :1] - (b * c),
+    "named plus small temp": lambda a, b, c, s: a + (b[..., :1] * 2.0),
 }
 
 
@@ -56,6 +61,9 @@ def test_a_referenced_temporary_is_not_written():
     view = view_base[::2]          # a view of it
     u = t + 1
     v = held[0] + 1
+    u2 = 1 - t                     # named, held and viewed on the right
+    v2 = a + held[0]
+    w2 = a[:3] * view_base.reshape(2, 3)[0]
     w = view_base.reshape(2, 3) + 1    # a view's buffer is never owned: no elision
     numpy.testing.assert_array_equal(numpy.asarray(t), numpy.arange(6.0) * 2)
     numpy.testing.assert_array_equal(numpy.asarray(held[0]), numpy.arange(6.0) * 3)
@@ -63,6 +71,10 @@ def test_a_referenced_temporary_is_not_written():
     numpy.testing.assert_array_equal(numpy.asarray(u), numpy.arange(6.0) * 2 + 1)
     numpy.testing.assert_array_equal(numpy.asarray(v), numpy.arange(6.0) * 3 + 1)
     numpy.testing.assert_array_equal(numpy.asarray(w), (numpy.arange(6.0) * 4).reshape(2, 3) + 1)
+    numpy.testing.assert_array_equal(numpy.asarray(u2), 1 - numpy.arange(6.0) * 2)
+    numpy.testing.assert_array_equal(numpy.asarray(v2), numpy.arange(6.0) * 4)
+    numpy.testing.assert_array_equal(numpy.asarray(w2), numpy.arange(3.0) * numpy.arange(3.0) * 4)
+    numpy.testing.assert_array_equal(numpy.asarray(view_base), numpy.arange(6.0) * 4)
 
 
 def test_numpy_scalar_and_wider_operands_keep_numpy_dtypes():
@@ -89,6 +101,8 @@ def test_a_chain_of_operators_allocates_one_temporary():
     nbytes = n * 8
     peak = _peak(lambda: (a * b + c) * 0.5 + a)
     assert peak < 1.5 * nbytes, peak / nbytes         # one result buffer, reused 3 times
+    peak = _peak(lambda: a + (b + (c * a)))
+    assert peak < 1.5 * nbytes, peak / nbytes         # temporaries on the right: the same
     an, bn, cn = (numpy.ones(n) for _ in range(3))
     named = _peak(lambda: [an * bn, bn + cn])          # no temporary: two buffers
     assert named > 1.9 * nbytes

@@ -159,11 +159,13 @@ def _operator1(uf, prim):
 # ``(a*b + c) * 0.5``: NumPy reuses the buffer of a temporary operand (its refcount
 # says nothing else holds it) instead of allocating; a minpy Array holding that buffer
 # would defeat it, so the operators do the same one level up, for a temporary left
-# operand. It is a temporary when its refcount inside :func:`_temporary` is the one a
-# value that only the interpreter's stack holds has there (measured at import by a
-# probe called the same way, so an interpreter that borrows references for named
-# variables turns elision off), and its buffer is its own. Only where the result has
-# that buffer's dtype and shape, and only for large arrays (the checks cost ~0.1 us).
+# operand, else a temporary right one (``c + a*b``; elementwise ufuncs may write over
+# an input they read at the same place). It is a temporary when its refcount inside
+# :func:`_temporary` is the one a value that only the interpreter's stack holds has
+# there (measured at import by a probe called the same way, for either side, so an
+# interpreter that borrows references for named variables turns elision off), and its
+# buffer is its own. Only where the result has that buffer's dtype and shape, and only
+# for large arrays (the checks cost ~0.1 us).
 ELIDE_MIN = 1 << 15
 _ELIDE_UFUNCS = (numpy.add, numpy.subtract, numpy.multiply, numpy.true_divide)
 _getrefcount = sys.getrefcount
@@ -182,8 +184,11 @@ def _probe_refs(x, d):
 
 
 def _probe_op(x1, x2):
-    d1 = x1._data
-    _probe_refs(x1, d1)
+    d2 = x2._data if type(x2) is _Probe else x2
+    if type(x1) is _Probe:
+        d1 = x1._data
+        _probe_refs(x1, d1)
+    _probe_refs(x2, d2)
 
 
 _Probe.__add__ = _probe_op
@@ -191,23 +196,28 @@ _probe_counts = []
 
 
 def _calibrate():
-    """(refs of a temporary left operand, refs of a buffer its Array alone holds) as
-    :func:`_temporary` sees them; None if a temporary and a named value look alike."""
+    """For the left and the right operand: (refs of a temporary, refs of a buffer its
+    Array alone holds) as :func:`_temporary` sees them; None if a temporary and a
+    named value look alike on either side."""
     a, b = _Probe(), _Probe()
-    _Probe() + b        # noqa: B018  a temporary
-    a + b               # noqa: B018  a named value
-    (temp, data), (named, _) = _probe_counts
+    _Probe() + b        # noqa: B018  temporary left
+    a + b               # noqa: B018  named left and right
+    a + _Probe()        # noqa: B018  temporary right
+    (temp_l, data_l), _, (named_l, _), (named_r, _), _, (temp_r, data_r) = _probe_counts
     del _probe_counts[:]
-    return (temp, data) if temp < named else None
+    if temp_l < named_l and temp_r < named_r:
+        return (temp_l, data_l), (temp_r, data_r)
+    return None
 
 
 _TEMP_REFS = _calibrate()
 
 
-def _temporary(x, d):
+def _temporary(x, d, refs):
     """True when Array ``x`` (holding buffer ``d``) is referenced by nothing but the
-    operator call and ``d`` by nothing but ``x``, and ``x`` has no engine var or cache."""
-    return _getrefcount(x) <= _TEMP_REFS[0] and _getrefcount(d) <= _TEMP_REFS[1] and \
+    operator call and ``d`` by nothing but ``x``, and ``x`` has no engine var or cache;
+    ``refs``: the calibrated counts for that operand's side."""
+    return _getrefcount(x) <= refs[0] and _getrefcount(d) <= refs[1] and \
         x._var is None and x._copies is None
 
 
@@ -228,17 +238,23 @@ def _fits(d, other):
 def _operator2(uf, prim):
     """The Array operator (``x * y``): :func:`_ufunc2` without the keyword handling."""
     eligible = _TEMP_REFS is not None and uf in _ELIDE_UFUNCS
+    left, right = _TEMP_REFS or (None, None)
 
     def op(x1, x2):
         if _process.fast:
             d2 = x2._data if type(x2) is Array else x2
             if type(x1) is Array:
                 d1 = x1._data
-                if eligible and d1.size >= ELIDE_MIN and _temporary(x1, d1) and _fits(d1, d2):
+                if eligible and d1.size >= ELIDE_MIN and _temporary(x1, d1, left) and \
+                        _fits(d1, d2):
                     uf(d1, d2, out=d1)
                     return x1
             else:
                 d1 = x1
+            if eligible and type(x2) is Array and d2.size >= ELIDE_MIN and \
+                    _temporary(x2, d2, right) and _fits(d2, d1):
+                uf(d1, d2, out=d2)
+                return x2
             r = uf(d1, d2)
             return new(r) if type(r) is _ndarray else wrap(r)
         tape = _per_thread.flags.one_tape
