@@ -437,3 +437,20 @@ def test_reentrant_push_from_gc_does_not_deadlock():
     lock) may call push/delete_var; a non-reentrant lock would deadlock."""
     p, _ = run_py(REENTRANT_SCRIPT)
     assert p.returncode == 0 and p.stdout.split() == ["OK", "True"], p.stderr
+
+
+def test_ready_ops_run_highest_priority_first():
+    """Ops ready at once in a pool run by priority, ties in push order."""
+    with ThreadedEngine(num_cpu_workers=1) as e:
+        gate, order = threading.Event(), []
+        e.push(gate.wait)                           # holds the only worker
+        for name, prio in (("low", -1), ("first zero", 0), ("high", 5), ("second zero", 0),
+                           ("higher", 9)):
+            e.push(lambda n=name: order.append(n), priority=prio)
+        gate.set()
+        e.waitall()
+    assert order == ["higher", "high", "first zero", "second zero", "low"]
+    naive_order = []
+    n = NaiveEngine()
+    n.push(lambda: naive_order.append(1), priority=3)     # runs at once: nothing to order
+    assert naive_order == [1]

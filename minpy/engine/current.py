@@ -74,7 +74,7 @@ def set_engine(kind, **opts):
     return new
 
 
-def push(fn, reads=(), writes=(), name=None, device=None):
+def push(fn, reads=(), writes=(), name=None, device=None, priority=0):
     """Queue an operation on the current engine.
 
     Args:
@@ -84,13 +84,15 @@ def push(fn, reads=(), writes=(), name=None, device=None):
         name: label used in error notes; defaults to ``fn.__qualname__``.
         device: pool to run on: None/'cpu' -> CPU pool, other hashable keys
             such as ``('gpu', 0)`` get their own pool.
+        priority: among ops ready at once in a pool, higher runs first (ties in
+            push order), as MXNet's ``priority`` on KVStore push/pull.
     Returns:
         None.  Use ``wait_for``/``waitall`` to synchronize.
     Raises:
         TypeError: ``fn`` not callable or a non-Var in reads/writes.
         EngineError: a var has been deleted.
     """
-    return _engine.push(fn, reads, writes, name, device)
+    return _engine.push(fn, reads, writes, name, device, priority)
 
 
 def wait_for(var):

@@ -25,8 +25,8 @@ class NaiveEngine(Engine):
         super().__init__()
         self._lock = threading.RLock()
 
-    def push(self, fn, reads=(), writes=(), name=None, device=None):
-        """Run ``fn()`` now; see ``minpy.engine.push``.  Returns None."""
+    def push(self, fn, reads=(), writes=(), name=None, device=None, priority=0):
+        """Run ``fn()`` now (``priority`` has nothing to order); see ``minpy.engine.push``."""
         if not callable(fn):
             raise TypeError(f"fn must be callable, got {fn!r}")
         reads, writes = normalize(reads, writes)
