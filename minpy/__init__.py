@@ -17,6 +17,7 @@ from .numpy import gradients as _gradients   # noqa: F401  (the VJP rule tables)
 from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, executors)
 from .symbol.jit import jit, JitTraceError   # noqa: F401
 from . import core
+from . import kvstore   # noqa: F401  (MXNet's KVStore)
 from . import compat
 from . import numpy as _namespace
 from .compat import set_global_policy, get_global_policy, wrap_policy   # noqa: F401  (MinPy's)
