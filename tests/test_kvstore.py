@@ -193,8 +193,8 @@ def test_bad_input_is_refused_and_the_stored_value_kept(call, exc, msg):
 
 
 def test_unknown_kind_and_foreign_state_file(tmp_path):
-    with pytest.raises(ValueError, match=r"unknown kind 'dist_sync'"):
-        minpy.kvstore.create("dist_sync")
+    with pytest.raises(ValueError, match=r"unknown kind .dist_sink."):
+        minpy.kvstore.create("dist_sink")
     kv = minpy.kvstore.create()
     kv.set_optimizer(minpy.nn.optim.create("sgd", learning_rate=0.1))
     bad = tmp_path / "bad.pkl"

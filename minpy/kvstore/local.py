@@ -1,4 +1,4 @@
-"""``minpy.kvstore``: MXNet's key-value store for data-parallel training.
+"""The single-process KVStore (kinds ``local`` and ``device``).
 
 ::
 
@@ -31,34 +31,16 @@ import pickle
 
 import numpy
 
-from . import engine
-from .core.array import Array, new
-from .core.async_work import var_of
-from .core.execute import mutated
-from .dispatch.transfer import backend_for, context_of, data_on, move_raw
-from .dispatch import state
-from .dispatch.backend import backend_of
-from .dispatch.context import Context
+from .. import engine
+from ..core.array import Array, new
+from ..core.async_work import var_of
+from ..core.execute import mutated
+from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
+from ..dispatch import state
+from ..dispatch.backend import backend_of
+from ..dispatch.context import Context
 
-__all__ = ["create", "KVStore", "KINDS"]
-
-KINDS = ("local", "device")
-
-
-def create(name="local"):
-    """A new KVStore of kind ``name`` (``'local'`` or ``'device'``).
-
-    Raises:
-        ValueError: an unknown kind (the ``dist_*`` kinds need the MPI layer,
-            which this build does not have yet).
-
-    See also mxnet.kvstore.create.
-    """
-    if not isinstance(name, str) or name not in KINDS:
-        raise ValueError(f"minpy.kvstore.create: unknown kind {name!r}; expected one of "
-                         f"{KINDS}")
-    return KVStore(name)
-
+__all__ = ["KVStore", "finish_unless_async"]
 
 def _keys_values(where, keys, values, value_name="value"):
     """Pair keys with values: one key and its value(s), or a list of keys and a list
@@ -272,7 +254,7 @@ class KVStore:
             mutated(stored)
         engine.push(run, reads=[var_of(a) for a in arrays if a is not stored],
                     writes=[var_of(stored)], name=f"kvstore push {key!r}", priority=priority)
-        _settle_views(arrays, stored)
+        finish_unless_async(arrays, stored)
 
     def _pull_one(self, key, stored, arrays, priority):
         def run():
@@ -285,10 +267,10 @@ class KVStore:
                 mutated(a)
         engine.push(run, reads=[var_of(stored)], writes=[var_of(a) for a in arrays],
                     name=f"kvstore pull {key!r}", priority=priority)
-        _settle_views(arrays, stored)
+        finish_unless_async(arrays, stored)
 
 
-def _settle_views(arrays, stored):
+def finish_unless_async(arrays, stored):
     """Finish the op now outside async mode (eager code there does not wait for
     Vars) or if one of ``arrays`` is a view (its base Array has a Var of its own
     that the op does not hold, so a later read of the base would not wait)."""

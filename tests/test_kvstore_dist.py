@@ -1,0 +1,79 @@
+"""dist_sync on real MPI jobs (mpiexec, 2 and 4 ranks, each under a hard timeout):
+data-parallel training equals one process training on the whole batches."""
+import glob
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy
+import pytest
+
+import minpy
+import minpy as np
+import minpy.nn  # noqa: F401
+
+pytest.importorskip("mpi4py", reason='dist_sync needs pip install "minpy[dist]"')
+MPIEXEC = shutil.which("mpiexec")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec on PATH")
+
+
+def _worker_module():
+    spec = importlib.util.spec_from_file_location("sync_mlp", os.path.join(HERE, "dist",
+                                                                           "sync_mlp.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run_job(n, script, *args, timeout=120, env=None):
+    """Run ``script`` on ``n`` ranks; the job is killed (and the test fails) past
+    ``timeout`` seconds. Leftover MPICH shared-memory files are removed."""
+    full = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPIEXEC_TIMEOUT=str(timeout),
+                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    full.update(env or {})
+    before = set(glob.glob("/dev/shm/mpich_shm_*"))
+    try:
+        return subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-m", "mpi4py",
+                               os.path.join(HERE, "dist", script), *args],
+                              env=full, capture_output=True, text=True, timeout=timeout + 15)
+    finally:
+        for f in set(glob.glob("/dev/shm/mpich_shm_*")) - before:
+            try:
+                os.remove(f)
+            except OSError:
+                pass
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_dist_sync_training_equals_one_process_on_whole_batches(ranks, tmp_path):
+    job = run_job(ranks, "sync_mlp.py", str(tmp_path))
+    assert job.returncode == 0, job.stderr[-3000:]
+    mod = _worker_module()
+    params = {k: np.array(v) for k, v in mod.init_params().items()}
+    kv = minpy.kvstore.create("local")              # the same update in one process
+    for k in sorted(params):
+        kv.init(k, params[k])
+    kv.set_optimizer(minpy.nn.optim.create("sgd", learning_rate=0.5))
+    for step in range(mod.STEPS):
+        x, y = mod.data(step, mod.BATCH)
+        grads = np.grad(mod.loss)(params, np.array(x), np.array(y))
+        for k in sorted(params):
+            kv.push(k, grads[k])
+            kv.pull(k, out=params[k])
+    for r in range(ranks):
+        got = numpy.load(tmp_path / f"rank{r}.npz")
+        for k, v in params.items():
+            numpy.testing.assert_allclose(got[k], v.asnumpy(), rtol=1e-10, atol=1e-12,
+                                          err_msg=f"rank {r}, parameter {k}")
+    moved = numpy.load(tmp_path / "rank0.npz")["w1"] - mod.init_params()["w1"]
+    assert numpy.abs(moved).max() > 1e-3               # training did move the weights
+
+
+def test_dist_kind_without_mpi_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mpi4py", None)     # as if not installed
+    with pytest.raises(ImportError, match=r'pip install "minpy\[dist\]"'):
+        minpy.kvstore.create("dist_sync")
