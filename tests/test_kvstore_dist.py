@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec on PATH")
 
 
 def _worker_module():
-    spec = importlib.util.spec_from_file_location("sync_mlp", os.path.join(HERE, "dist",
+    spec = importlib.util.spec_from_file_location("sync_mlp", os.path.join(HERE, "mpi_jobs",
                                                                            "sync_mlp.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -38,7 +38,7 @@ def run_job(n, script, *args, timeout=120, env=None):
     before = set(glob.glob("/dev/shm/mpich_shm_*"))
     try:
         return subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-m", "mpi4py",
-                               os.path.join(HERE, "dist", script), *args],
+                               os.path.join(HERE, "mpi_jobs", script), *args],
                               env=full, capture_output=True, text=True, timeout=timeout + 15)
     finally:
         for f in set(glob.glob("/dev/shm/mpich_shm_*")) - before:

@@ -1,0 +1,58 @@
+"""A dist_sync worker (run by tests/test_kvstore_dist.py under mpiexec): trains a small
+MLP on its shard of each batch and writes its final parameters to OUTDIR/rank<r>.npz."""
+import os
+import sys
+
+import numpy
+
+import minpy
+import minpy as np
+import minpy.nn  # noqa: F401  (minpy.nn.optim)
+
+STEPS, BATCH, D, H, C = 5, 8, 6, 5, 3
+
+
+def data(step, rows):
+    r = numpy.random.default_rng(100 + step)
+    return r.standard_normal((rows, D)), r.integers(0, C, rows)
+
+
+def init_params():
+    r = numpy.random.default_rng(0)
+    return {"w1": r.standard_normal((D, H)) * 0.3, "b1": numpy.zeros(H),
+            "w2": r.standard_normal((H, C)) * 0.3, "b2": numpy.zeros(C)}
+
+
+def loss(p, x, y):
+    h = np.tanh(x @ p["w1"] + p["b1"])
+    s = h @ p["w2"] + p["b2"]
+    z = s - np.max(s, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.mean((z - lse)[np.arange(x.shape[0]), y])
+
+
+def main(outdir):
+    kv = minpy.kvstore.create("dist_sync")
+    rank, workers = kv.rank, kv.num_workers
+    params = {k: np.array(v) for k, v in init_params().items()}
+    if rank:                                   # init must give every rank rank 0's values
+        params = {k: v * 0 + 7.0 for k, v in params.items()}
+    for k in sorted(params):
+        kv.init(k, params[k])
+        kv.pull(k, out=params[k])
+    kv.set_optimizer(minpy.nn.optim.create("sgd", learning_rate=0.5))
+    per = BATCH // workers
+    for step in range(STEPS):
+        x, y = data(step, BATCH)
+        xs, ys = np.array(x[rank * per:(rank + 1) * per]), np.array(y[rank * per:(rank + 1) * per])
+        grads = np.grad(loss)(params, xs, ys)
+        for k in sorted(params):
+            kv.push(k, grads[k] / workers)       # the mean over the whole batch
+            kv.pull(k, out=params[k])
+    kv.barrier()
+    numpy.savez(os.path.join(outdir, f"rank{rank}.npz"),
+                **{k: v.asnumpy() for k, v in params.items()})
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
