@@ -77,3 +77,15 @@ def test_dist_kind_without_mpi_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "mpi4py", None)     # as if not installed
     with pytest.raises(ImportError, match=r'pip install "minpy\[dist\]"'):
         minpy.kvstore.create("dist_sync")
+
+
+def test_a_stalled_rank_makes_the_others_fail_with_a_clear_error():
+    job = run_job(2, "stalls.py", "stalls", timeout=60, env={"MINPY_KVSTORE_TIMEOUT": "3"})
+    assert job.returncode != 0
+    assert "push of key 'w': rank 0 waited 3 s for the other 1 rank(s)" in job.stderr
+    assert "finished" not in job.stdout
+
+
+def test_a_killed_rank_ends_the_job_at_once():
+    job = run_job(2, "stalls.py", "dies", timeout=60, env={"MINPY_KVSTORE_TIMEOUT": "30"})
+    assert job.returncode != 0 and "finished" not in job.stdout
