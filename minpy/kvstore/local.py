@@ -40,7 +40,7 @@ from ..dispatch import state
 from ..dispatch.backend import backend_of
 from ..dispatch.context import Context
 
-__all__ = ["KVStore", "finish_unless_async"]
+__all__ = ["KVStore", "copy_out", "finish_unless_async"]
 
 def _keys_values(where, keys, values, value_name="value"):
     """Pair keys with values: one key and its value(s), or a list of keys and a list
@@ -206,6 +206,10 @@ class KVStore:
         self._optimizer.load_state_dict(payload["state"])
 
     # ------------------------------------------------------------------ internals
+    @staticmethod
+    def _keys_values(where, keys, values, value_name="value"):
+        return _keys_values(where, keys, values, value_name)
+
     def _need_optimizer(self, where):
         if self._optimizer is None:
             raise RuntimeError(f"KVStore.{where}: no optimizer; call set_optimizer first")
@@ -257,17 +261,22 @@ class KVStore:
         finish_unless_async(arrays, stored)
 
     def _pull_one(self, key, stored, arrays, priority):
-        def run():
-            src = stored._data
-            for a in arrays:
-                ctx = context_of(a._data)
-                value = move_raw(src, ctx)
-                with backend_for(ctx).device(ctx.device_id):
-                    a._data[...] = value
-                mutated(a)
-        engine.push(run, reads=[var_of(stored)], writes=[var_of(a) for a in arrays],
-                    name=f"kvstore pull {key!r}", priority=priority)
+        engine.push(lambda: copy_out(stored, arrays), reads=[var_of(stored)],
+                    writes=[var_of(a) for a in arrays], name=f"kvstore pull {key!r}",
+                    priority=priority)
         finish_unless_async(arrays, stored)
+
+
+def copy_out(stored, arrays):
+    """Copy the stored value into each of ``arrays`` (on its own device); run inside
+    an engine op that reads ``stored`` and writes ``arrays``."""
+    src = stored._data
+    for a in arrays:
+        ctx = context_of(a._data)
+        value = move_raw(src, ctx)
+        with backend_for(ctx).device(ctx.device_id):
+            a._data[...] = value
+        mutated(a)
 
 
 def finish_unless_async(arrays, stored):
