@@ -40,9 +40,9 @@ from ..dispatch import state
 from ..dispatch.backend import backend_of
 from ..dispatch.context import Context
 
-__all__ = ["KVStore", "copy_out", "finish_unless_async"]
+__all__ = ["KVStore", "keys_values", "check_key", "copy_out", "finish_unless_async"]
 
-def _keys_values(where, keys, values, value_name="value"):
+def keys_values(where, keys, values, value_name="value"):
     """Pair keys with values: one key and its value(s), or a list of keys and a list
     with one entry per key."""
     if isinstance(keys, (list, tuple)):
@@ -54,7 +54,7 @@ def _keys_values(where, keys, values, value_name="value"):
     return [(keys, values)]
 
 
-def _check_key(where, key):
+def check_key(where, key):
     if isinstance(key, bool) or not isinstance(key, (int, numpy.integer, str)):
         raise TypeError(f"KVStore.{where}: keys must be int or str, got {key!r} "
                         f"({type(key).__name__})")
@@ -113,10 +113,10 @@ class KVStore:
         Raises:
             ValueError: a key already initialised, or mismatched lists.
         """
-        pairs = _keys_values("init", key, value)
+        pairs = keys_values("init", key, value)
         checked = []
         for k, v in pairs:
-            k = _check_key("init", k)
+            k = check_key("init", k)
             if k in self._store or any(k == c for c, _ in checked):
                 raise ValueError(f"KVStore.init: key {k!r} is already initialised")
             arrays = _as_arrays("init", k, v)
@@ -133,7 +133,7 @@ class KVStore:
             KeyError: a key that was not initialised.
             ValueError / TypeError: a shape or dtype other than the key's.
         """
-        for k, v in _keys_values("push", key, value):
+        for k, v in keys_values("push", key, value):
             stored, arrays = self._checked("push", k, v)
             self._push_one(k, stored, arrays, priority)
 
@@ -148,7 +148,7 @@ class KVStore:
         if out is None:
             raise ValueError("KVStore.pull: out= is required (the arrays to write the "
                              "stored values into)")
-        for k, o in _keys_values("pull", key, out, "out array"):
+        for k, o in keys_values("pull", key, out, "out array"):
             stored, arrays = self._checked("pull", k, o)
             self._pull_one(k, stored, arrays, priority)
 
@@ -206,24 +206,21 @@ class KVStore:
         self._optimizer.load_state_dict(payload["state"])
 
     # ------------------------------------------------------------------ internals
-    @staticmethod
-    def _keys_values(where, keys, values, value_name="value"):
-        return _keys_values(where, keys, values, value_name)
-
     def _need_optimizer(self, where):
         if self._optimizer is None:
             raise RuntimeError(f"KVStore.{where}: no optimizer; call set_optimizer first")
         return self._optimizer
 
     def _home(self, a):
-        """The data of Array ``a`` where this kind keeps values (after its writes)."""
+        """The data of Array ``a`` where this kind keeps values (after its writes):
+        on its own device for ``device``, on the host otherwise."""
         a.wait_to_read()
-        if self.type == "local":
-            return data_on(a, Context("cpu", 0))
-        return a._data
+        if self.type == "device":
+            return a._data
+        return data_on(a, Context("cpu", 0))
 
     def _checked(self, where, key, value):
-        key = _check_key(where, key)
+        key = check_key(where, key)
         stored = self._store.get(key)
         if stored is None:
             raise KeyError(f"KVStore.{where}: key {key!r} was not initialised (call init "

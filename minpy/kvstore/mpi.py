@@ -26,7 +26,7 @@ from ..core.async_work import var_of
 from ..core.execute import mutated
 from ..dispatch.context import Context
 from ..dispatch.transfer import data_on
-from .local import KVStore, copy_out, finish_unless_async
+from .local import KVStore, check_key, copy_out, finish_unless_async, keys_values
 
 __all__ = ["DistSyncKVStore", "mpi_comm"]
 
@@ -83,10 +83,9 @@ class DistSyncKVStore(KVStore):
 
     def init(self, key, value):
         """As :meth:`KVStore.init`, then every rank takes rank 0's values."""
-        fresh = [k for k in (key if isinstance(key, (list, tuple)) else [key])]
         super().init(key, value)
-        for k in fresh:
-            stored = self._store[k]
+        for k in (key if isinstance(key, (list, tuple)) else [key]):
+            stored = self._store[check_key("init", k)]
             self._wait(self._comm.Ibcast(stored._data, root=0), "init", k)
 
     def barrier(self):
@@ -96,8 +95,7 @@ class DistSyncKVStore(KVStore):
         self._wait(self._comm.Ibarrier(), "barrier", None)
 
     def _home(self, a):
-        a.wait_to_read()
-        return numpy.ascontiguousarray(data_on(a, Context("cpu", 0)))
+        return numpy.ascontiguousarray(super()._home(a))    # MPI sends contiguous buffers
 
     def _wait(self, request, where, key):
         """Poll ``request`` until done: busily for up to 1 ms (MPI progresses only
@@ -121,8 +119,8 @@ class DistSyncKVStore(KVStore):
         """:meth:`push` then :meth:`pull` (into ``value`` when ``out`` is None) as one
         engine op per key: one hop, one wait."""
         outs = value if out is None else out
-        pushed = self._keys_values("pushpull", key, value)
-        pulled = self._keys_values("pushpull", key, outs, "out array")
+        pushed = keys_values("pushpull", key, value)
+        pulled = keys_values("pushpull", key, outs, "out array")
         checked = [(k,) + self._checked("pushpull", k, v) + (self._checked("pushpull", k, o)[1],)
                    for (k, v), (_, o) in zip(pushed, pulled)]
         for k, stored, arrays, targets in checked:

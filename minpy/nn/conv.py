@@ -166,11 +166,16 @@ def raw_of(a, like=None):
     return d, backend_of(d).xp
 
 
-@customop
-def _conv_op(x, w, stride, pad, dilation, groups):
+def _forward(x, w, stride, pad, dilation, groups):
     """conv2d without bias through the raw kernels (x, w: Arrays of one float dtype)."""
     xd, xp = raw_of(x)
     return new(ck.conv2d_forward(xp, xd, raw_of(w, xd)[0], stride, pad, dilation, groups))
+
+
+@customop
+def _conv_op(x, w, stride, pad, dilation, groups):
+    """conv2d without bias, differentiated to any order by the ops below."""
+    return _forward(x, w, stride, pad, dilation, groups)
 
 
 @customop
@@ -197,8 +202,7 @@ def _conv_dw_op(g, x, w_shape, stride, pad, dilation, groups):
 def _conv_xw_op(xw, stride, pad, dilation, groups):
     """``_conv_op`` taking ``(x, w)`` as one argument, so the tape asks for both
     gradients in one call (one ``_conv_bwd_op``: the output gradient laid out once)."""
-    xd, xp = raw_of(xw[0])
-    return new(ck.conv2d_forward(xp, xd, raw_of(xw[1], xd)[0], stride, pad, dilation, groups))
+    return _forward(xw[0], xw[1], stride, pad, dilation, groups)
 
 
 @customop

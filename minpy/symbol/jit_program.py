@@ -311,15 +311,16 @@ def _float_mean(a, axis=None, keepdims=False):
     return total / (a.size // max(numpy.size(total), 1))
 
 
-def _direct_call(st, slots):
-    """``(fn, kwargs)`` a raw step's call may use instead of ``st.fn``, ``st.kwargs``."""
+def _direct_call(st, slots, has_out):
+    """``(fn, kwargs)`` a raw step's call may use instead of ``st.fn``, ``st.kwargs``;
+    ``has_out``: the call will be given a planned output (the lean mean takes none)."""
     fn, kw = st.fn, st.kwargs
     if len(st.args) != 1 or type(st.args[0]) is not Ref or not set(kw) <= _REDUCE_KWARGS:
         return fn, kw
     fn = getattr(fn, "__wrapped__", fn)     # minpy's host wrappers name the NumPy function
     if fn in _REDUCE:
         return _REDUCE[fn], dict(kw, axis=kw.get("axis"))
-    if fn is numpy.mean and "dtype" not in kw and \
+    if fn is numpy.mean and not has_out and "dtype" not in kw and \
             slots[st.args[0].slot].dtype in (numpy.float32, numpy.float64):
         return _float_mean, kw
     return st.fn, kw
@@ -373,7 +374,8 @@ def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
         env[f] = st.fn
         kwargs = st.kwargs
         if st.kind == "raw":
-            env[f], kwargs = _direct_call(st, slots)
+            has_out = not st.seq and bool(st.outs) and planned.get(st.outs[0][1]) is not None
+            env[f], kwargs = _direct_call(st, slots, has_out)
         if st.kind == "generic":
             call = f"_run({f}, {expr(st.args, True)}, {expr(st.kwargs, True)})"
             lines.append(f"    _r = {call}")
@@ -414,8 +416,6 @@ def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
                 # deprecates that for maximum and minimum
                 positional = type(st.fn) is numpy.ufunc and not kw and \
                     len(args) == st.fn.nin and st.fn not in _OUT_BY_KEYWORD
-                if env[f] is _float_mean:           # takes no out: keep numpy.mean
-                    env[f], kw = st.fn, [f"{k}={expr(v)}" for k, v in st.kwargs.items()]
                 (args if positional else kw).append(target if positional else f"out={target}")
         call = f"{f}({', '.join(args + kw)})"
         if not st.outs:
