@@ -48,29 +48,81 @@ def run_job(n, script, *args, timeout=120, env=None):
                 pass
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
-def test_dist_sync_training_equals_one_process_on_whole_batches(ranks, tmp_path):
-    job = run_job(ranks, "sync_mlp.py", str(tmp_path))
-    assert job.returncode == 0, job.stderr[-3000:]
-    mod = _worker_module()
+def one_process_params(mod, steps):
+    """The MLP's parameters after ``steps`` steps of one process on the whole batches."""
     params = {k: np.array(v) for k, v in mod.init_params().items()}
     kv = minpy.kvstore.create("local")              # the same update in one process
     for k in sorted(params):
         kv.init(k, params[k])
     kv.set_optimizer(minpy.nn.optim.create("sgd", learning_rate=0.5))
-    for step in range(mod.STEPS):
+    for step in range(steps):
         x, y = mod.data(step, mod.BATCH)
         grads = np.grad(mod.loss)(params, np.array(x), np.array(y))
         for k in sorted(params):
             kv.push(k, grads[k])
             kv.pull(k, out=params[k])
+    return {k: v.asnumpy() for k, v in params.items()}
+
+
+def assert_all_ranks_hold(tmp_path, ranks, params):
     for r in range(ranks):
         got = numpy.load(tmp_path / f"rank{r}.npz")
         for k, v in params.items():
-            numpy.testing.assert_allclose(got[k], v.asnumpy(), rtol=1e-10, atol=1e-12,
+            numpy.testing.assert_allclose(got[k], v, rtol=1e-10, atol=1e-12,
                                           err_msg=f"rank {r}, parameter {k}")
+
+
+@pytest.mark.parametrize("workers, servers", [(2, 0), (4, 0), (2, 1)])
+def test_dist_sync_training_equals_one_process_on_whole_batches(workers, servers, tmp_path):
+    # with a server rank in the job (launched for dist_async), dist_sync leaves it idle
+    job = run_job(workers + servers, "sync_mlp.py", str(tmp_path),
+                  env={"MINPY_KVSTORE_SERVERS": str(servers)})
+    assert job.returncode == 0, job.stderr[-3000:]
+    mod = _worker_module()
+    assert_all_ranks_hold(tmp_path, workers, one_process_params(mod, mod.STEPS))
     moved = numpy.load(tmp_path / "rank0.npz")["w1"] - mod.init_params()["w1"]
     assert numpy.abs(moved).max() > 1e-3               # training did move the weights
+
+
+def test_dist_device_sync_training_equals_one_process(tmp_path):
+    job = run_job(2, "sync_mlp.py", str(tmp_path), "dist_device_sync")
+    assert job.returncode == 0, job.stderr[-3000:]
+    mod = _worker_module()
+    assert_all_ranks_hold(tmp_path, 2, one_process_params(mod, mod.STEPS))
+
+
+def test_dist_async_with_one_worker_equals_one_process_keys_split_over_servers(tmp_path):
+    # one worker: no asynchrony, so the servers' updates must be exactly the local ones;
+    # the bound of 8 elements splits w1 (30) and w2 (15) over both servers
+    job = run_job(3, "sync_mlp.py", str(tmp_path), "dist_async",
+                  env={"MINPY_KVSTORE_SERVERS": "2", "MINPY_KVSTORE_BIGARRAY_BOUND": "8"})
+    assert job.returncode == 0, job.stderr[-3000:]
+    mod = _worker_module()
+    assert_all_ranks_hold(tmp_path, 1, one_process_params(mod, mod.STEPS))
+
+
+def _full_loss(mod, params, steps):
+    x = numpy.concatenate([mod.data(s, mod.BATCH)[0] for s in range(steps)])
+    y = numpy.concatenate([mod.data(s, mod.BATCH)[1] for s in range(steps)])
+    return float(mod.loss({k: np.array(v) for k, v in params.items()}, np.array(x),
+                          np.array(y)))
+
+
+@pytest.mark.parametrize("workers,servers", [(2, 1), (3, 2)])
+def test_dist_async_converges(workers, servers, tmp_path):
+    steps = 40
+    job = run_job(workers + servers, "sync_mlp.py", str(tmp_path), "dist_async", str(steps),
+                  env={"MINPY_KVSTORE_SERVERS": str(servers), "MINPY_KVSTORE_BIGARRAY_BOUND": "8"})
+    assert job.returncode == 0, job.stderr[-3000:]
+    mod = _worker_module()
+    start = _full_loss(mod, mod.init_params(), steps)
+    finals = [dict(numpy.load(tmp_path / f"rank{r}.npz")) for r in range(workers)]
+    for r, got in enumerate(finals):          # after the barrier every worker sees the same
+        for k in got:
+            numpy.testing.assert_array_equal(got[k], finals[0][k], err_msg=f"rank {r} {k}")
+    end = _full_loss(mod, finals[0], steps)
+    reference = _full_loss(mod, one_process_params(mod, steps), steps)
+    assert end < 0.5 * start and end < 2 * reference + 0.05, (start, end, reference)
 
 
 def test_dist_kind_without_mpi_names_the_extra(monkeypatch):
@@ -82,10 +134,23 @@ def test_dist_kind_without_mpi_names_the_extra(monkeypatch):
 def test_a_stalled_rank_makes_the_others_fail_with_a_clear_error():
     job = run_job(2, "stalls.py", "stalls", timeout=60, env={"MINPY_KVSTORE_TIMEOUT": "3"})
     assert job.returncode != 0
-    assert "push of key 'w': rank 0 waited 3 s for the other 1 rank(s)" in job.stderr
+    assert "push of key 'w': rank 0 waited 3 s for the other 1 worker(s)" in job.stderr
     assert "finished" not in job.stdout
 
 
 def test_a_killed_rank_ends_the_job_at_once():
     job = run_job(2, "stalls.py", "dies", timeout=60, env={"MINPY_KVSTORE_TIMEOUT": "30"})
     assert job.returncode != 0 and "finished" not in job.stdout
+
+
+def test_dist_device_sync_keeps_values_on_the_standin_gpu():
+    job = run_job(2, "device_sync.py")
+    assert job.returncode == 0, job.stderr[-3000:]
+    assert job.stdout.count(" ok") == 2
+
+
+def test_dist_async_bad_input_and_a_job_without_servers():
+    job = run_job(2, "async_errors.py", env={"MINPY_KVSTORE_SERVERS": "1"})
+    assert job.returncode == 0 and "checked" in job.stdout, job.stderr[-3000:]
+    job = run_job(1, "async_errors.py", env={"MINPY_KVSTORE_SERVERS": "0"})
+    assert job.returncode == 0 and "refused" in job.stdout, job.stderr[-3000:]

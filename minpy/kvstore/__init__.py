@@ -9,36 +9,41 @@
     kv.pull("w", out=[w_on_device0, w_on_device1])     # the new value, everywhere
 
 Kinds: ``local`` and ``device`` in one process (:mod:`minpy.kvstore.local`);
-``dist_sync`` over MPI ranks (:mod:`minpy.kvstore.mpi`; ``pip install
-"minpy[dist]"``, run under ``mpiexec -n N python -m mpi4py script.py``).
+over MPI ranks (``pip install "minpy[dist]"``, run under ``python -m
+minpy.launch -n N script.py``): ``dist_sync`` and ``dist_device_sync``
+(allreduce among the workers, :mod:`minpy.kvstore.mpi`) and ``dist_async``
+(parameter-server ranks, :mod:`minpy.kvstore.dist_async`).
 
 See also mxnet.kvstore.
 """
+from .dist_async import DistAsyncKVStore
 from .local import KVStore
-from .mpi import DistSyncKVStore
+from .mpi import DistDeviceSyncKVStore, DistSyncKVStore
 
-__all__ = ["create", "KVStore", "DistSyncKVStore", "KINDS"]
+__all__ = ["create", "KVStore", "DistSyncKVStore", "DistDeviceSyncKVStore", "DistAsyncKVStore",
+           "KINDS"]
 
-KINDS = ("local", "device", "dist_sync")
-_NOT_YET = ("dist_async", "dist_device_sync")
+_MAKERS = {"local": lambda: KVStore("local"), "device": lambda: KVStore("device"),
+           "dist_sync": DistSyncKVStore, "dist_device_sync": DistDeviceSyncKVStore,
+           "dist_async": DistAsyncKVStore}
+KINDS = tuple(_MAKERS)
 
 
 def create(name="local"):
-    """A new KVStore of kind ``name``: ``'local'``, ``'device'`` or ``'dist_sync'``.
+    """A new KVStore of kind ``name``: ``'local'``, ``'device'``, ``'dist_sync'``,
+    ``'dist_device_sync'`` or ``'dist_async'``.
+
+    On a parameter-server rank of a ``dist_*`` job this serves the workers and
+    ends the process when they are done (it does not return).
 
     Raises:
-        ValueError: an unknown kind, or one not built yet (``dist_async``,
-            ``dist_device_sync``).
+        ValueError: an unknown kind; ``dist_async`` in a job without server ranks.
         ImportError: a ``dist_*`` kind without mpi4py (names the pip install).
 
     See also mxnet.kvstore.create.
     """
-    if name in _NOT_YET:
-        raise ValueError(f"minpy.kvstore.create: kind {name!r} is not available yet; "
-                         f"use one of {KINDS}")
-    if not isinstance(name, str) or name not in KINDS:
+    maker = _MAKERS.get(name) if isinstance(name, str) else None
+    if maker is None:
         raise ValueError(f"minpy.kvstore.create: unknown kind {name!r}; expected one of "
                          f"{KINDS}")
-    if name == "dist_sync":
-        return DistSyncKVStore()
-    return KVStore(name)
+    return maker()

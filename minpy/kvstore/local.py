@@ -40,7 +40,10 @@ from ..dispatch import state
 from ..dispatch.backend import backend_of
 from ..dispatch.context import Context
 
-__all__ = ["KVStore", "keys_values", "check_key", "copy_out", "finish_unless_async"]
+__all__ = ["KVStore", "keys_values", "check_key", "copy_out", "finish_unless_async", "sum_on",
+           "host_sum"]
+
+_HOST = Context("cpu", 0)
 
 def keys_values(where, keys, values, value_name="value"):
     """Pair keys with values: one key and its value(s), or a list of keys and a list
@@ -217,7 +220,7 @@ class KVStore:
         a.wait_to_read()
         if self.type == "device":
             return a._data
-        return data_on(a, Context("cpu", 0))
+        return data_on(a, _HOST)
 
     def _checked(self, where, key, value):
         key = check_key(where, key)
@@ -242,12 +245,8 @@ class KVStore:
         updater = self._updater
 
         def run():
-            parts = [data_on(a, ctx) for a in arrays]
+            total = sum_on(arrays, ctx)
             with backend_for(ctx).device(ctx.device_id):
-                total = parts[0].copy()
-                xp = backend_of(total).xp
-                for d in parts[1:]:
-                    xp.add(total, d, out=total)
                 if updater is None:
                     stored._data[...] = total
                 else:                    # Arrays without vars: the updater's waits are no-ops
@@ -262,6 +261,29 @@ class KVStore:
                     writes=[var_of(a) for a in arrays], name=f"kvstore pull {key!r}",
                     priority=priority)
         finish_unless_async(arrays, stored)
+
+
+def sum_on(arrays, ctx):
+    """A new array on ``ctx`` holding the sum of the Arrays ``arrays`` (copied there)."""
+    parts = [data_on(a, ctx) for a in arrays]
+    with backend_for(ctx).device(ctx.device_id):
+        total = parts[0].copy()
+        xp = backend_of(total).xp
+        for d in parts[1:]:
+            xp.add(total, d, out=total)
+    return total
+
+
+def host_sum(arrays):
+    """The sum of the Arrays ``arrays`` as a C-contiguous host array that the caller
+    may only read (a single contiguous host array is returned as it is)."""
+    parts = [data_on(a, _HOST) for a in arrays]
+    if len(parts) == 1 and parts[0].flags.c_contiguous:
+        return parts[0]
+    total = numpy.array(parts[0], order="C", copy=True)
+    for d in parts[1:]:
+        numpy.add(total, d, out=total)
+    return total
 
 
 def copy_out(stored, arrays):

@@ -1,119 +1,82 @@
-"""``dist_sync`` on MPI: every worker holds the values; a push is summed over all
+"""The MPI side of the ``dist_*`` kinds: the job's layout and ``dist_sync``.
+
+Run the workers under MPI: ``python -m minpy.launch -n 2 train.py`` or
+``mpiexec -n 2 python -m mpi4py train.py`` (``python -m mpi4py`` aborts the
+whole job when one rank raises, instead of leaving the others blocked).
+mpi4py and an MPI come from the ``dist`` extra: ``pip install "minpy[dist]"``
+(mpi4py + the MPICH wheel).
+
+**Layout.** ``MINPY_KVSTORE_SERVERS=S`` (set by the launcher's ``--servers``)
+makes the last S ranks of ``COMM_WORLD`` parameter servers and the others
+workers.  Creating any ``dist_*`` store on a server rank runs the server loop
+(:func:`minpy.kvstore.server.serve`) until every worker has exited, then
+ends the process: the same script runs everywhere, as with MXNet's roles.
+
+**dist_sync.** Every worker holds the values; a push is summed over the
 workers with one allreduce and every worker applies the same update.
+Collectives must be entered in the same order on every rank, so each
+store's communication is serialised on one engine Var in push order
+(priorities order a push only against other ready work, not against
+another push of the same store).
 
-Run the workers under MPI, e.g. ``mpiexec -n 2 python -m mpi4py train.py``
-(``python -m mpi4py`` aborts the whole job when one rank raises, instead of
-leaving the others blocked).  mpi4py and an MPI come from the ``dist`` extra:
-``pip install "minpy[dist]"`` (mpi4py + the MPICH wheel).
-
-Collectives must be entered in the same order on every rank, so each store's
-communication is serialised on one engine Var in push order (priorities
-order a push only against other ready work, not against another push of the
-same store).  Waits poll a non-blocking request, busily for up to 1 ms and
-then with short sleeps: a rank blocked inside MPI spins a whole core for as
-long as it waits, which on a small machine starves the rank it waits for.
-A collective that does not finish within ``MINPY_KVSTORE_TIMEOUT`` seconds
-(default 120) raises, naming the key and the rank, rather than hang.
+Waits poll (:func:`minpy.kvstore.wire.wait_request`): a stalled peer gives a
+TimeoutError naming the key after ``MINPY_KVSTORE_TIMEOUT`` seconds.
 """
-import os
-import time
-
 import numpy
 
 from .. import engine
 from ..core.array import new
 from ..core.async_work import var_of
 from ..core.execute import mutated
+from ..dispatch.backend import backend_of
 from ..dispatch.context import Context
-from ..dispatch.transfer import data_on
-from .local import KVStore, check_key, copy_out, finish_unless_async, keys_values
+from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
+from .local import (check_key, copy_out, finish_unless_async, host_sum,
+                    keys_values, sum_on)
+from .worker import WorkerKVStore
 
-__all__ = ["DistSyncKVStore", "mpi_comm"]
+__all__ = ["DistSyncKVStore", "DistDeviceSyncKVStore"]
 
-_POLL_S = 50e-6
-_SPIN_S = 1e-3
-
-
-def mpi_comm():
-    """mpi4py's ``COMM_WORLD`` (MPI initialised on first use).
-
-    Raises:
-        ImportError: naming ``pip install "minpy[dist]"`` when mpi4py (or an MPI
-            library) is missing.
-    """
-    try:
-        from mpi4py import MPI     # optional dependency (the `dist` extra), loaded on use
-    except ImportError as e:
-        raise ImportError("minpy.kvstore: the dist_* kinds need mpi4py and an MPI library; "
-                          'install them with pip install "minpy[dist]" (mpi4py + mpich) '
-                          f"({e})") from None
-    return MPI.COMM_WORLD
+_HOST = Context("cpu", 0)
 
 
-def _timeout():
-    raw = os.environ.get("MINPY_KVSTORE_TIMEOUT", "").strip()
-    return float(raw) if raw else 120.0
+def _as_list(key):
+    return key if isinstance(key, (list, tuple)) else [key]
 
 
-class DistSyncKVStore(KVStore):
-    """``dist_sync``: synchronous data parallelism over the ranks of ``COMM_WORLD``.
+class DistSyncKVStore(WorkerKVStore):
+    """``dist_sync``: synchronous data parallelism over the worker ranks.
 
-    ``init`` takes rank 0's value on every rank; ``push`` sums the pushed arrays
-    locally, then over all ranks (allreduce), then applies the updater (or stores
-    the sum) identically everywhere; ``pull`` copies the local replica, which
-    every rank holds equal.  ``rank`` / ``num_workers`` are MPI's.
+    ``init`` takes worker 0's value on every worker; ``push`` sums the pushed
+    arrays locally, then over all workers (allreduce), then applies the updater
+    (or stores the sum) identically everywhere; ``pull`` copies the local
+    replica, which every worker holds equal.  ``rank`` / ``num_workers`` count
+    the workers only (server ranks of the job, if any, are not used).
 
     See also mxnet.kvstore.create('dist_sync').
     """
 
-    def __init__(self, comm=None):
-        super().__init__("dist_sync")
-        self._comm = comm if comm is not None else mpi_comm()
-        self._wire = engine.new_var()       # collectives in push order, on every rank
-
-    @property
-    def rank(self):
-        """This worker's rank in ``COMM_WORLD``."""
-        return self._comm.Get_rank()
-
-    @property
-    def num_workers(self):
-        """The number of workers (MPI ranks)."""
-        return self._comm.Get_size()
+    def __init__(self, comm=None, kind="dist_sync"):
+        super().__init__(kind, comm)
 
     def init(self, key, value):
-        """As :meth:`KVStore.init`, then every rank takes rank 0's values."""
+        """As :meth:`KVStore.init`, then every worker takes worker 0's values."""
         super().init(key, value)
-        for k in (key if isinstance(key, (list, tuple)) else [key]):
+        for k in _as_list(key):
             stored = self._store[check_key("init", k)]
-            self._wait(self._comm.Ibcast(stored._data, root=0), "init", k)
+            host = data_on(stored, _HOST)
+            self._wait(self._comm.Ibcast(host, root=0), "init", k)
+            if host is not stored._data:
+                stored._data[...] = move_raw(host, context_of(stored._data))
 
     def barrier(self):
-        """Wait for this store's queued work, then for every rank to get here."""
+        """Wait for this store's queued work, then for every worker to get here."""
         super().barrier()
         engine.wait_for(self._wire)
         self._wait(self._comm.Ibarrier(), "barrier", None)
 
     def _home(self, a):
         return numpy.ascontiguousarray(super()._home(a))    # MPI sends contiguous buffers
-
-    def _wait(self, request, where, key):
-        """Poll ``request`` until done: busily for up to 1 ms (MPI progresses only
-        inside calls, so sleeping stalls a 1 MB allreduce: 307 -> 168 us with the
-        spin), then with short sleeps; raise after the timeout."""
-        spin_until = time.perf_counter() + _SPIN_S
-        while time.perf_counter() < spin_until:
-            if request.Test():
-                return
-        deadline = time.monotonic() + _timeout()
-        while not request.Test():
-            if time.monotonic() > deadline:
-                what = "" if key is None else f" of key {key!r}"
-                raise TimeoutError(f"KVStore('dist_sync').{where}{what}: rank {self.rank} "
-                                   f"waited {_timeout():g} s for the other "
-                                   f"{self.num_workers - 1} rank(s); one has probably died "
-                                   "or is not calling the same pushes (MINPY_KVSTORE_TIMEOUT)")
-            time.sleep(_POLL_S)
 
     def pushpull(self, key, value, out=None, priority=0):
         """:meth:`push` then :meth:`pull` (into ``value`` when ``out`` is None) as one
@@ -127,27 +90,51 @@ class DistSyncKVStore(KVStore):
             self._push_one(k, stored, arrays, priority, targets)
 
     def _push_one(self, key, stored, arrays, priority, outs=()):
-        updater = self._updater
-        comm = self._comm
-        ctx = Context("cpu", 0)
-
         def run():
-            parts = [data_on(a, ctx) for a in arrays]
-            if len(parts) == 1 and parts[0].flags.c_contiguous:
-                total = parts[0]                 # sent as it is: MPI only reads it
-            else:
-                total = numpy.array(parts[0], order="C", copy=True)
-                for d in parts[1:]:
-                    numpy.add(total, d, out=total)
-            if updater is None:                  # the sum lands in the stored value
-                self._wait(comm.Iallreduce(total, stored._data), "push", key)
-            else:
-                summed = numpy.empty_like(total)
-                self._wait(comm.Iallreduce(total, summed), "push", key)
-                updater(key, new(summed), new(stored._data))
+            self._reduce_and_update(key, stored, arrays)
             mutated(stored)
             copy_out(stored, outs)
         writes = [var_of(stored), self._wire] + [var_of(o) for o in outs]
         engine.push(run, reads=[var_of(a) for a in arrays if all(a is not o for o in outs)],
                     writes=writes, name=f"kvstore push {key!r}", priority=priority)
         finish_unless_async(list(arrays) + list(outs), stored)
+
+    def _reduce_and_update(self, key, stored, arrays):
+        """Sum ``arrays`` over the workers and update ``stored`` (inside the engine op)."""
+        total = host_sum(arrays)
+        if self._updater is None:                # the sum lands in the stored value
+            self._wait(self._comm.Iallreduce(total, stored._data), "push", key)
+        else:
+            summed = numpy.empty_like(total)
+            self._wait(self._comm.Iallreduce(total, summed), "push", key)
+            self._updater(key, new(summed), new(stored._data))
+
+
+class DistDeviceSyncKVStore(DistSyncKVStore):
+    """``dist_device_sync``: as ``dist_sync``, but each value lives on the device it
+    was initialised on (a GPU under CuPy), the local arrays are summed there, only
+    the sum crosses to the host for the allreduce, and the update runs on the device.
+
+    See also mxnet.kvstore.create('dist_device_sync').
+    """
+
+    def __init__(self, comm=None):
+        super().__init__(comm, "dist_device_sync")
+
+    def _home(self, a):
+        a.wait_to_read()
+        d = a._data
+        xp = backend_of(d).xp
+        return xp.ascontiguousarray(d)
+
+    def _reduce_and_update(self, key, stored, arrays):
+        ctx = context_of(stored._data)
+        total = sum_on(arrays, ctx)
+        host = numpy.ascontiguousarray(move_raw(total, _HOST))
+        summed = numpy.empty_like(host)
+        self._wait(self._comm.Iallreduce(host, summed), "push", key)
+        with backend_for(ctx).device(ctx.device_id):
+            if self._updater is None:
+                stored._data[...] = move_raw(summed, ctx)
+            else:
+                self._updater(key, new(move_raw(summed, ctx)), new(stored._data))

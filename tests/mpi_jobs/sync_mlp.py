@@ -1,5 +1,8 @@
-"""A dist_sync worker (run by tests/test_kvstore_dist.py under mpiexec): trains a small
-MLP on its shard of each batch and writes its final parameters to OUTDIR/rank<r>.npz."""
+"""A dist_* worker (run by tests/test_kvstore_dist.py under mpiexec): trains a small
+MLP on its shard of each batch and writes its final parameters to OUTDIR/rank<r>.npz.
+
+    sync_mlp.py OUTDIR [KIND [STEPS]]      (KIND: dist_sync (default), dist_async ...)
+"""
 import os
 import sys
 
@@ -13,8 +16,10 @@ STEPS, BATCH, D, H, C = 5, 8, 6, 5, 3
 
 
 def data(step, rows):
+    """Batch ``step``: inputs and labels a linear model can learn."""
     r = numpy.random.default_rng(100 + step)
-    return r.standard_normal((rows, D)), r.integers(0, C, rows)
+    x = r.standard_normal((rows, D))
+    return x, numpy.argmax(x @ numpy.random.default_rng(1).standard_normal((D, C)), axis=1)
 
 
 def init_params():
@@ -31,8 +36,8 @@ def loss(p, x, y):
     return -np.mean((z - lse)[np.arange(x.shape[0]), y])
 
 
-def main(outdir):
-    kv = minpy.kvstore.create("dist_sync")
+def main(outdir, kind="dist_sync", steps=STEPS):
+    kv = minpy.kvstore.create(kind)
     rank, workers = kv.rank, kv.num_workers
     params = {k: np.array(v) for k, v in init_params().items()}
     if rank:                                   # init must give every rank rank 0's values
@@ -42,7 +47,7 @@ def main(outdir):
         kv.pull(k, out=params[k])
     kv.set_optimizer(minpy.nn.optim.create("sgd", learning_rate=0.5))
     per = BATCH // workers
-    for step in range(STEPS):
+    for step in range(steps):
         x, y = data(step, BATCH)
         xs, ys = np.array(x[rank * per:(rank + 1) * per]), np.array(y[rank * per:(rank + 1) * per])
         grads = np.grad(loss)(params, xs, ys)
@@ -50,9 +55,11 @@ def main(outdir):
             kv.push(k, grads[k] / workers)       # the mean over the whole batch
             kv.pull(k, out=params[k])
     kv.barrier()
+    for k in sorted(params):                   # dist_async: the servers' final values
+        kv.pull(k, out=params[k])
     numpy.savez(os.path.join(outdir, f"rank{rank}.npz"),
                 **{k: v.asnumpy() for k, v in params.items()})
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], *sys.argv[2:3], *map(int, sys.argv[3:4]))
