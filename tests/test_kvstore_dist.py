@@ -84,8 +84,9 @@ def test_dist_sync_training_equals_one_process_on_whole_batches(workers, servers
     assert numpy.abs(moved).max() > 1e-3               # training did move the weights
 
 
-def test_dist_device_sync_training_equals_one_process(tmp_path):
-    job = run_job(2, "sync_mlp.py", str(tmp_path), "dist_device_sync")
+@pytest.mark.parametrize("kind", ["dist_device_sync", "dist_sync:pushpull"])
+def test_dist_device_sync_and_pushpull_training_equal_one_process(kind, tmp_path):
+    job = run_job(2, "sync_mlp.py", str(tmp_path), kind)
     assert job.returncode == 0, job.stderr[-3000:]
     mod = _worker_module()
     assert_all_ranks_hold(tmp_path, 2, one_process_params(mod, mod.STEPS))

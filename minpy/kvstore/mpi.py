@@ -33,6 +33,7 @@ from ..dispatch.context import Context
 from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
 from .local import (check_key, copy_out, finish_unless_async, host_sum,
                     keys_values, sum_on)
+from .wire import mpi
 from .worker import WorkerKVStore
 
 __all__ = ["DistSyncKVStore", "DistDeviceSyncKVStore"]
@@ -58,6 +59,8 @@ class DistSyncKVStore(WorkerKVStore):
 
     def __init__(self, comm=None, kind="dist_sync"):
         super().__init__(kind, comm)
+        self._in_place = mpi().IN_PLACE
+        self._scratch = {}                  # key -> the buffer the sum lands in
 
     def init(self, key, value):
         """As :meth:`KVStore.init`, then every worker takes worker 0's values."""
@@ -91,23 +94,40 @@ class DistSyncKVStore(WorkerKVStore):
 
     def _push_one(self, key, stored, arrays, priority, outs=()):
         def run():
-            self._reduce_and_update(key, stored, arrays)
-            mutated(stored)
-            copy_out(stored, outs)
+            self._reduce_and_update(key, stored, arrays, outs)
         writes = [var_of(stored), self._wire] + [var_of(o) for o in outs]
         engine.push(run, reads=[var_of(a) for a in arrays if all(a is not o for o in outs)],
                     writes=writes, name=f"kvstore push {key!r}", priority=priority)
         finish_unless_async(list(arrays) + list(outs), stored)
 
-    def _reduce_and_update(self, key, stored, arrays):
-        """Sum ``arrays`` over the workers and update ``stored`` (inside the engine op)."""
+    def _reduce_and_update(self, key, stored, arrays, outs):
+        """Sum ``arrays`` over the workers, update ``stored`` and copy it into ``outs``
+        (inside the engine op).  A pushpull of one host array into itself is reduced in
+        place in that array (MPI's in-place allreduce is also the faster one), leaving
+        one copy to the stored value; otherwise the sum lands in the stored value (no
+        updater) or in a buffer kept per key (no fresh pages each step)."""
+        sole = arrays[0]._data if len(arrays) == 1 and list(outs) == [arrays[0]] else None
+        if type(sole) is numpy.ndarray and sole.flags.c_contiguous:
+            self._wait(self._comm.Iallreduce(self._in_place, sole), "pushpull", key)
+            if self._updater is None:
+                numpy.copyto(stored._data, sole)
+            else:
+                self._updater(key, new(sole), new(stored._data))
+                numpy.copyto(sole, stored._data)
+            mutated(stored)
+            mutated(arrays[0])
+            return
         total = host_sum(arrays)
-        if self._updater is None:                # the sum lands in the stored value
+        if self._updater is None:
             self._wait(self._comm.Iallreduce(total, stored._data), "push", key)
         else:
-            summed = numpy.empty_like(total)
+            summed = self._scratch.get(key)
+            if summed is None:
+                summed = self._scratch[key] = numpy.empty_like(total)
             self._wait(self._comm.Iallreduce(total, summed), "push", key)
             self._updater(key, new(summed), new(stored._data))
+        mutated(stored)
+        copy_out(stored, outs)
 
 
 class DistDeviceSyncKVStore(DistSyncKVStore):
@@ -127,7 +147,7 @@ class DistDeviceSyncKVStore(DistSyncKVStore):
         xp = backend_of(d).xp
         return xp.ascontiguousarray(d)
 
-    def _reduce_and_update(self, key, stored, arrays):
+    def _reduce_and_update(self, key, stored, arrays, outs):
         ctx = context_of(stored._data)
         total = sum_on(arrays, ctx)
         host = numpy.ascontiguousarray(move_raw(total, _HOST))
@@ -138,3 +158,5 @@ class DistDeviceSyncKVStore(DistSyncKVStore):
                 stored._data[...] = move_raw(summed, ctx)
             else:
                 self._updater(key, new(move_raw(summed, ctx)), new(stored._data))
+        mutated(stored)
+        copy_out(stored, outs)

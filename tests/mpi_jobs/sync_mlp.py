@@ -2,6 +2,8 @@
 MLP on its shard of each batch and writes its final parameters to OUTDIR/rank<r>.npz.
 
     sync_mlp.py OUTDIR [KIND [STEPS]]      (KIND: dist_sync (default), dist_async ...)
+
+KIND ``dist_sync:pushpull`` trains with ``pushpull`` of each gradient into itself.
 """
 import os
 import sys
@@ -37,8 +39,14 @@ def loss(p, x, y):
 
 
 def main(outdir, kind="dist_sync", steps=STEPS):
+    kind, _, mode = kind.partition(":")
     kv = minpy.kvstore.create(kind)
     rank, workers = kv.rank, kv.num_workers
+    if kind != "dist_async":                 # a pushpull without updater sums in place
+        kv.init("probe", np.zeros(3))
+        probe = np.full(3, rank + 1.0)
+        kv.pushpull("probe", probe)
+        assert probe.tolist() == [workers * (workers + 1) / 2] * 3, probe
     params = {k: np.array(v) for k, v in init_params().items()}
     if rank:                                   # init must give every rank rank 0's values
         params = {k: v * 0 + 7.0 for k, v in params.items()}
@@ -52,8 +60,13 @@ def main(outdir, kind="dist_sync", steps=STEPS):
         xs, ys = np.array(x[rank * per:(rank + 1) * per]), np.array(y[rank * per:(rank + 1) * per])
         grads = np.grad(loss)(params, xs, ys)
         for k in sorted(params):
-            kv.push(k, grads[k] / workers)       # the mean over the whole batch
-            kv.pull(k, out=params[k])
+            if mode == "pushpull":                  # the gradient becomes the new weight
+                g = grads[k] / workers
+                kv.pushpull(k, g)
+                params[k] = g
+            else:
+                kv.push(k, grads[k] / workers)       # the mean over the whole batch
+                kv.pull(k, out=params[k])
     kv.barrier()
     for k in sorted(params):                   # dist_async: the servers' final values
         kv.pull(k, out=params[k])
