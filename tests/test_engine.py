@@ -454,3 +454,22 @@ def test_ready_ops_run_highest_priority_first():
     n = NaiveEngine()
     n.push(lambda: naive_order.append(1), priority=3)     # runs at once: nothing to order
     assert naive_order == [1]
+
+
+def test_num_pending_counts_queued_ops_not_waits():
+    with ThreadedEngine(num_cpu_workers=1) as e:
+        gate = threading.Event()
+        v = e.new_var()
+        assert e.num_pending() == 0
+        e.push(gate.wait, writes=[v])
+        e.push(lambda: None, reads=[v])
+        assert e.num_pending() == 2
+        waiter = threading.Thread(target=e.wait_for, args=(v,))
+        waiter.start()                    # a wait queued on v is not an op
+        time.sleep(0.05)
+        assert e.num_pending() == 2
+        gate.set()
+        waiter.join(10)
+        e.waitall()
+        assert e.num_pending() == 0
+    assert NaiveEngine().num_pending() == 0

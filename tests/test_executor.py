@@ -1,6 +1,8 @@
 """Executor: bound once and reused, gradients vs a NumPy reference, grad_req,
 reshape (shared parameters), aux updates, memory planning (planned == unplanned),
 engine integration, and small zoo networks that learn."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -58,6 +60,34 @@ def test_bound_once_and_reused_matches_numpy():
     assert exe._fwd is steps and exe.outputs is outputs and out is outputs
     assert exe.output_dict["softmax_output"] is outputs[0]
     assert [a is exe.arg_dict[k] for k, a in zip(mlp().list_arguments(), exe.arg_arrays)]
+
+
+def test_backward_without_waiting_gives_the_same_gradients_through_the_engine():
+    exe = mlp().simple_bind(minpy.cpu(), data=(5, 4), type_dict={"data": np.float64})
+    p = params(exe)
+    x, y = R.standard_normal((5, 4)), R.integers(0, 3, 5).astype(float)
+    _, grads = ref_mlp(p, x, y)
+    exe.forward(is_train=True, data=x, softmax_label=y)
+    gate = threading.Event()
+    held = next(iter(grads))                   # an op holding one gradient's var ...
+    engine.push(gate.wait, writes=[minpy.core.async_work.var_of(exe.grad_dict[held])])
+    caller = threading.Thread(target=exe.backward, kwargs={"wait": False})
+    caller.start()
+    caller.join(10)
+    assert not caller.is_alive()               # ... does not hold up the return
+    gate.set()
+    copies = {}
+    for k in grads:                            # engine ops reading the gradients wait for them
+        copies[k] = minpy.zeros(exe.grad_dict[k].shape)
+        g, c = exe.grad_dict[k], copies[k]
+        engine.push(lambda g=g, c=c: c._data.__setitem__(Ellipsis, g._data),
+                    reads=[minpy.core.async_work.var_of(g)],
+                    writes=[minpy.core.async_work.var_of(c)])
+    for k, g in grads.items():
+        np.testing.assert_allclose(copies[k].wait_to_read().asnumpy(), g, rtol=1e-10,
+                                   atol=1e-12)
+        np.testing.assert_allclose(exe.grad_dict[k].wait_to_read().asnumpy(), g, rtol=1e-10,
+                                   atol=1e-12)
 
 
 def test_forward_backward_misuse():

@@ -24,14 +24,15 @@ also clears a var.  An op that writes no var and fails is reported by
 ``waitall()``; errors still unraised at exit are reported on stderr.
 ``EngineError`` is only for misuse (deleted vars, waiting inside an op).
 """
-from .current import push, wait_for, waitall, delete_var, get_engine, set_engine
+from .current import (push, wait_for, waitall, delete_var, get_engine, num_pending,
+                      set_engine)
 from .naive import NaiveEngine
 from .rng import Guarded, guarded_rng
 from .threaded import ThreadedEngine, default_cpu_workers
 from .var import EngineError, Var, new_var
 
 __all__ = [
-    "Var", "new_var", "EngineError", "push", "wait_for", "waitall",
+    "Var", "new_var", "EngineError", "push", "wait_for", "waitall", "num_pending",
     "delete_var", "get_engine", "set_engine", "NaiveEngine",
     "ThreadedEngine", "Guarded", "guarded_rng", "default_cpu_workers",
 ]

@@ -27,6 +27,10 @@ class Engine:
         """Create a new ``Var`` (vars are not bound to an engine)."""
         return Var(name)
 
+    def num_pending(self):
+        """Ops pushed and not finished (an engine running ops inline has none)."""
+        return 0
+
     # -- error bookkeeping; callers hold the engine lock -------------------
     def _new_error(self, exc, name, fn):
         """Record ``exc`` raised by an op; returns its shared record."""

@@ -107,6 +107,12 @@ def waitall():
     return _engine.waitall()
 
 
+def num_pending():
+    """How many pushed ops have not finished yet (0 on the naive engine) -- a hint
+    for code choosing between spinning and sleeping while it waits."""
+    return _engine.num_pending()
+
+
 def delete_var(var):
     """Delete ``var`` once pending readers/writers are done (a write op).
     Pushing an op that touches it afterwards raises EngineError."""

@@ -238,6 +238,7 @@ class ThreadedEngine(Engine):
         self._idle = threading.Condition(self._lock)
         self._pools = {}
         self._npending = 0
+        self._nops = 0                      # normal ops among them (not waits, deletes)
         self._closed = False
 
     # -- public API ---------------------------------------------------------
@@ -268,11 +269,17 @@ class ThreadedEngine(Engine):
             op.wait = n
             op.seq = tick()
             self._npending += 1
+            self._nops += 1
         if not n:                       # no dependencies: straight to the pool
             if op.queue is not None:
                 op.queue.put(op)
             else:
                 self._dispatch((op,))
+
+    def num_pending(self):
+        """Ops pushed and not finished, not counting waits (read without the lock:
+        a hint)."""
+        return self._nops
 
     def wait_for(self, var):
         """Block until every op pushed so far that touches ``var`` is done,
@@ -398,6 +405,7 @@ class ThreadedEngine(Engine):
                     v.version += 1
                 _release_write(v, ready)
             self._npending -= 1
+            self._nops -= 1
             out = self._settle(ready) if ready else ready
             if not self._npending:
                 self._idle.notify_all()

@@ -193,7 +193,8 @@ class DistAsyncKVStore(WorkerKVStore):
             for server, lo, hi in parts:
                 self._send(server, ("push", self._id, (key, lo), None), flat[lo:hi])
         engine.push(run, reads=[var_of(a) for a in arrays], writes=[self._wire],
-                    name=f"kvstore push {key!r}", priority=priority)
+                    name=f"kvstore push {key!r}", priority=priority,
+                    device=self._pool)
         if not state.process.async_on or any(getattr(a._data, "base", None) is not None
                                              for a in arrays):
             engine.wait_for(self._wire)         # sent before returning, as other kinds
@@ -210,5 +211,6 @@ class DistAsyncKVStore(WorkerKVStore):
             mutated(stored)
             copy_out(stored, arrays)
         engine.push(run, reads=[], writes=[var_of(stored), self._wire] +
-                    [var_of(a) for a in arrays], name=f"kvstore pull {key!r}", priority=priority)
+                    [var_of(a) for a in arrays], name=f"kvstore pull {key!r}", priority=priority,
+                    device=self._pool)
         finish_unless_async(arrays, stored)

@@ -97,7 +97,8 @@ class DistSyncKVStore(WorkerKVStore):
             self._reduce_and_update(key, stored, arrays, outs)
         writes = [var_of(stored), self._wire] + [var_of(o) for o in outs]
         engine.push(run, reads=[var_of(a) for a in arrays if all(a is not o for o in outs)],
-                    writes=writes, name=f"kvstore push {key!r}", priority=priority)
+                    writes=writes, name=f"kvstore push {key!r}", priority=priority,
+                    device=self._pool)
         finish_unless_async(list(arrays) + list(outs), stored)
 
     def _reduce_and_update(self, key, stored, arrays, outs):

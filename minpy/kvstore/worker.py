@@ -22,6 +22,9 @@ class WorkerKVStore(KVStore):
         self._layout = lay
         self._comm = lay.workers
         self._wire = engine.new_var()       # this store's communication, in order
+        # communication runs on a pool of its own (MXNet's comm threads), so a rank
+        # waiting for its peers never holds up the compute ops queued behind it
+        self._pool = "kvstore-mpi"
 
     @property
     def rank(self):

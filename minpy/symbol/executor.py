@@ -324,13 +324,18 @@ class Executor:
         self._forwarded = True
         return self.outputs
 
-    def backward(self, out_grads=None):
+    def backward(self, out_grads=None, wait=True):
         """Run the backward graph, writing (or adding to) ``grad_dict``.
 
         Args:
             out_grads: gradient of each output (an Array or a list with one
                 per output; None entries mean ones).  Loss outputs
                 (SoftmaxOutput ...) ignore theirs.
+            wait: False returns as soon as the ops are queued (MXNet's
+                asynchronous backward), so that work reading the gradients
+                through the engine -- a KVStore push -- starts on each one as
+                soon as it is computed, behind the rest of the backward pass.
+                Wait for a gradient (``wait_to_read``) before reading it eagerly.
         Raises:
             RuntimeError: no forward since the last backward (the storage of
             forward results may have been reused by the previous backward).
@@ -351,8 +356,9 @@ class Executor:
             else:
                 self._copy_in(h, g, f"backward: out_grads[{i}]")
         self._push_all(self._bwd_of[self._train_forward])
-        self._wait(self.plan.grad_entry.values())
         self._forwarded = False
+        if wait:
+            self._wait(self.plan.grad_entry.values())
 
     def _wait(self, entries):
         for e in entries:
