@@ -13,6 +13,7 @@ import pytest
 import minpy
 import minpy as np
 import minpy.nn  # noqa: F401
+from minpy.kvstore import compression
 
 pytest.importorskip("mpi4py", reason='dist_sync needs pip install "minpy[dist]"')
 MPIEXEC = shutil.which("mpiexec")
@@ -100,6 +101,35 @@ def test_dist_async_with_one_worker_equals_one_process_keys_split_over_servers(t
     assert job.returncode == 0, job.stderr[-3000:]
     mod = _worker_module()
     assert_all_ranks_hold(tmp_path, 1, one_process_params(mod, mod.STEPS))
+
+
+def test_dist_sync_2bit_compression_equals_its_one_process_simulation(tmp_path):
+    job = run_job(2, "sync_mlp.py", str(tmp_path), "dist_sync:2bit")
+    assert job.returncode == 0, job.stderr[-3000:]
+    mod = _worker_module()
+    # each worker compresses its own gradient with its own residuals; the update
+    # applies the sum of what both sent
+    params = {k: np.array(v) for k, v in mod.init_params().items()}
+    comps = [compression.create_compression({"type": "2bit", "threshold": mod.THRESHOLD})
+             for _ in range(2)]
+    opt = minpy.nn.optim.create("sgd", learning_rate=0.5)
+    per = mod.BATCH // 2
+    for step in range(mod.STEPS):
+        x, y = mod.data(step, mod.BATCH)
+        grads = [np.grad(mod.loss)(params, np.array(x[r * per:(r + 1) * per]),
+                                   np.array(y[r * per:(r + 1) * per])) for r in range(2)]
+        for k in sorted(params):
+            sent = [comps[r].compress(k, (grads[r][k] / 2).asnumpy()) for r in range(2)]
+            total = comps[0].decompress_sum(sent, params[k].shape, numpy.float64)
+            opt.update(k, params[k], np.array(total))
+    assert_all_ranks_hold(tmp_path, 2, {k: v.asnumpy() for k, v in params.items()})
+    exact = one_process_params(mod, mod.STEPS)
+    assert any(numpy.abs(exact[k] - params[k].asnumpy()).max() > 1e-6 for k in exact)
+
+
+def test_gradient_compression_is_refused_by_local_kinds():
+    with pytest.raises(ValueError, match=r"compression needs kind 'dist_sync'"):
+        minpy.kvstore.create("device").set_gradient_compression({"type": "2bit"})
 
 
 def _full_loss(mod, params, steps):

@@ -179,6 +179,13 @@ class KVStore:
         self._optimizer = optimizer
         self._updater = lambda k, g, w: optimizer.update(str(k), w, g)
 
+    def set_gradient_compression(self, compression_params):
+        """Gradient compression is for the stores that exchange gradients between
+        workers (``dist_sync``, ``dist_device_sync``); here it raises ValueError."""
+        raise ValueError(f"KVStore({self.type!r}).set_gradient_compression: gradient "
+                         "compression needs kind 'dist_sync' or 'dist_device_sync' (it "
+                         "shrinks what workers send each other)")
+
     def barrier(self):
         """Wait until this store's queued pushes and pulls are done (one worker: no peers)."""
         for a in self._store.values():

@@ -33,6 +33,7 @@ from ..dispatch.context import Context
 from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
 from .local import (check_key, copy_out, finish_unless_async, host_sum,
                     keys_values, sum_on)
+from .compression import create_compression
 from .wire import mpi
 from .worker import WorkerKVStore
 
@@ -61,6 +62,20 @@ class DistSyncKVStore(WorkerKVStore):
         super().__init__(kind, comm)
         self._in_place = mpi().IN_PLACE
         self._scratch = {}                  # key -> the buffer the sum lands in
+        self._compression = None
+
+    def set_gradient_compression(self, compression_params):
+        """Compress every later push: ``{'type': '2bit', 'threshold': 0.5}`` sends 2 bits
+        per element (``+-threshold`` or 0) and keeps what was not sent in a residual
+        per key that goes out in later steps (error feedback); ``{'type': 'none'}``
+        turns it off.  The workers exchange the packed payloads (allgather) and each
+        sums everyone's decompressed gradients.  Call it on every worker before
+        the first push.
+
+        See also mxnet.kvstore.KVStore.set_gradient_compression.
+        """
+        engine.wait_for(self._wire)
+        self._compression = create_compression(compression_params)
 
     def init(self, key, value):
         """As :meth:`KVStore.init`, then every worker takes worker 0's values."""
@@ -108,7 +123,8 @@ class DistSyncKVStore(WorkerKVStore):
         one copy to the stored value; otherwise the sum lands in the stored value (no
         updater) or in a buffer kept per key (no fresh pages each step)."""
         sole = arrays[0]._data if len(arrays) == 1 and list(outs) == [arrays[0]] else None
-        if type(sole) is numpy.ndarray and sole.flags.c_contiguous:
+        if type(sole) is numpy.ndarray and sole.flags.c_contiguous and \
+                self._compression is None:
             self._wait(self._comm.Iallreduce(self._in_place, sole), "pushpull", key)
             if self._updater is None:
                 numpy.copyto(stored._data, sole)
@@ -120,15 +136,30 @@ class DistSyncKVStore(WorkerKVStore):
             return
         total = host_sum(arrays)
         if self._updater is None:
-            self._wait(self._comm.Iallreduce(total, stored._data), "push", key)
+            self._allreduce(key, total, stored._data)
         else:
-            summed = self._scratch.get(key)
-            if summed is None:
-                summed = self._scratch[key] = numpy.empty_like(total)
-            self._wait(self._comm.Iallreduce(total, summed), "push", key)
+            summed = self._summed_buffer(key, total)
+            self._allreduce(key, total, summed)
             self._updater(key, new(summed), new(stored._data))
         mutated(stored)
         copy_out(stored, outs)
+
+    def _summed_buffer(self, key, like):
+        summed = self._scratch.get(key)
+        if summed is None:
+            summed = self._scratch[key] = numpy.empty_like(like)
+        return summed
+
+    def _allreduce(self, key, total, out):
+        """``out`` = the sum over the workers of their ``total`` (host arrays), through
+        the gradient compression when one is set."""
+        if self._compression is None:
+            self._wait(self._comm.Iallreduce(total, out), "push", key)
+            return
+        packed = self._compression.compress(key, total)
+        everyone = numpy.empty((self.num_workers, packed.size), packed.dtype)
+        self._wait(self._comm.Iallgather(packed, everyone), "push", key)
+        self._compression.decompress_sum(everyone, total.shape, total.dtype, out=out)
 
 
 class DistDeviceSyncKVStore(DistSyncKVStore):
@@ -152,8 +183,8 @@ class DistDeviceSyncKVStore(DistSyncKVStore):
         ctx = context_of(stored._data)
         total = sum_on(arrays, ctx)
         host = numpy.ascontiguousarray(move_raw(total, _HOST))
-        summed = numpy.empty_like(host)
-        self._wait(self._comm.Iallreduce(host, summed), "push", key)
+        summed = self._summed_buffer(key, host)
+        self._allreduce(key, host, summed)
         with backend_for(ctx).device(ctx.device_id):
             if self._updater is None:
                 stored._data[...] = move_raw(summed, ctx)

@@ -3,7 +3,8 @@ MLP on its shard of each batch and writes its final parameters to OUTDIR/rank<r>
 
     sync_mlp.py OUTDIR [KIND [STEPS]]      (KIND: dist_sync (default), dist_async ...)
 
-KIND ``dist_sync:pushpull`` trains with ``pushpull`` of each gradient into itself.
+KIND ``dist_sync:pushpull`` trains with ``pushpull`` of each gradient into itself;
+``dist_sync:2bit`` with 2-bit gradient compression (threshold ``THRESHOLD``).
 """
 import os
 import sys
@@ -15,6 +16,7 @@ import minpy as np
 import minpy.nn  # noqa: F401  (minpy.nn.optim)
 
 STEPS, BATCH, D, H, C = 5, 8, 6, 5, 3
+THRESHOLD = 0.02
 
 
 def data(step, rows):
@@ -54,6 +56,8 @@ def main(outdir, kind="dist_sync", steps=STEPS):
         kv.init(k, params[k])
         kv.pull(k, out=params[k])
     kv.set_optimizer(minpy.nn.optim.create("sgd", learning_rate=0.5))
+    if mode == "2bit":
+        kv.set_gradient_compression({"type": "2bit", "threshold": THRESHOLD})
     per = BATCH // workers
     for step in range(steps):
         x, y = data(step, BATCH)
