@@ -6,6 +6,7 @@ import numpy
 from minpy.nn.io import NDArrayIter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+DIGITS = os.path.join(HERE, "data", "digits.npz")
 
 
 def load_digits(image_shape=(64,), seed=0, split=0.8):
@@ -14,9 +15,14 @@ def load_digits(image_shape=(64,), seed=0, split=0.8):
     ``image_shape`` is the shape of one sample: ``(64,)`` for an MLP,
     ``(1, 8, 8)`` for a CNN. The split is a fixed random permutation.
     """
-    data = numpy.load(os.path.join(HERE, "data", "digits.npz"))
-    x = data["images"].reshape((-1,) + tuple(image_shape)).astype(numpy.float32) / 16.0
-    y = data["target"].astype(numpy.int64)
+    return split_digits(numpy.load(DIGITS), image_shape, seed, split)
+
+
+def split_digits(arrays, image_shape=(64,), seed=0, split=0.8):
+    """:func:`load_digits` on the archive's arrays (``images``, ``target``), however
+    they were read (``minpy.nn.readers.load_npz`` from a URL, say)."""
+    x = arrays["images"].reshape((-1,) + tuple(image_shape)).astype(numpy.float32) / 16.0
+    y = arrays["target"].astype(numpy.int64)
     order = numpy.random.default_rng(seed).permutation(len(y))
     x, y = x[order], y[order]
     cut = int(split * len(y))

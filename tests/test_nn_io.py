@@ -241,7 +241,9 @@ def test_minpy_program_label_counts():
     ({"prefetch": -1}, ValueError, "prefetch must be >= 0"),
     ({"transform": 3}, TypeError, "transform must be callable"),
     ({"batch_size": 11, "last_batch_handle": "discard"}, ValueError, "make no batch"),
-    ({"num_parts": 11}, ValueError, "is empty"),
+    ({"num_parts": 11}, ValueError, r"num_parts=11 parts of 10 samples would leave some parts "
+                                    r"empty \(part_index=0\); use num_parts <= 10"),
+    ({"num_parts": 11, "part_index": 10}, ValueError, r"leave some parts empty \(part_index=10"),
     ({"label": {"data": numpy.zeros(10)}}, ValueError, r"repeated: \['data'\]"),
     ({"label": {1: numpy.zeros(10)}}, TypeError, "keys must be str"),
     ({"label": [0, 1]}, ValueError, "at least one dimension"),

@@ -122,7 +122,9 @@ class DistSyncKVStore(WorkerKVStore):
         place in that array (MPI's in-place allreduce is also the faster one), leaving
         one copy to the stored value; otherwise the sum lands in the stored value (no
         updater) or in a buffer kept per key (no fresh pages each step)."""
-        sole = arrays[0]._data if len(arrays) == 1 and list(outs) == [arrays[0]] else None
+        outs = list(outs)
+        sole = arrays[0]._data if len(arrays) == 1 and len(outs) == 1 and outs[0] is arrays[0] \
+            else None
         if type(sole) is numpy.ndarray and sole.flags.c_contiguous and \
                 self._compression is None:
             self._wait(self._comm.Iallreduce(self._in_place, sole), "pushpull", key)

@@ -9,9 +9,12 @@ of ``fused``), ``minpy.nn.schedule`` (learning-rate schedules),
 in ``prefetch``), ``minpy.nn.readers`` (npz/npy/CSV from fsspec URLs),
 ``minpy.nn.bucketing`` (variable-length sequences, one executor per bucket),
 ``minpy.nn.model`` (ModelBase, SymbolModel), ``minpy.nn.solver`` (Solver:
-progress bars, plots, checkpoints) and ``minpy.nn.checkpoint``.
+progress bars, plots, checkpoints), ``minpy.nn.parallel`` (the Solver's data
+parallelism: replicas on several devices and workers, kept equal through a
+KVStore) and ``minpy.nn.checkpoint``.
 """
-from . import layers, init, optim, schedule, io, readers, bucketing, checkpoint, model, solver
+from . import (layers, init, optim, schedule, io, readers, bucketing, checkpoint, model,
+               parallel, solver)
 
 __all__ = ["layers", "init", "optim", "schedule", "io", "readers", "bucketing", "checkpoint",
-           "model", "solver"]
+           "model", "parallel", "solver"]

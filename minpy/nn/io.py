@@ -131,9 +131,17 @@ class NDArrayIter(_CurrentBatchIter):
             ``'roll_over'`` (they open the next epoch's first batch, after
             ``reset()``).
         data_name, label_name: names of a single data / label array.
-        num_parts, part_index: iterate over shard ``part_index`` of
-            ``num_parts`` contiguous shards (samples ``N*p//k`` to
-            ``N*(p+1)//k``), one per worker; the shards cover the data once.
+        num_parts, part_index: iterate over part ``part_index`` of
+            ``num_parts`` contiguous parts of the samples (part ``p`` of ``k``
+            holds samples ``N*p//k`` to ``N*(p+1)//k``), one per worker of
+            distributed training (``num_parts=kv.num_workers,
+            part_index=kv.rank``).  The parts are disjoint and cover the data
+            once; their sizes differ by at most one sample (the remainder
+            ``N % k`` is spread over the parts, one sample each, none
+            dropped).  Each part then iterates as an NDArrayIter over its
+            slice would: shuffling within the part, ``last_batch_handle``
+            applied to the part's own last batch (so the parts can differ
+            by one batch unless ``'discard'`` or the sizes divide evenly).
         prefetch: batches prepared ahead on a background thread (0: none).
         seed: seed of the shuffling generator; ``None`` draws one from NumPy's
             global state, so ``minpy.random.seed(s)`` makes the run repeatable.
@@ -152,7 +160,8 @@ class NDArrayIter(_CurrentBatchIter):
     ``pad == 0``: every sample in it is real (MXNet 1.x reports their count).
 
     Raises:
-        ValueError: arrays of different lengths (naming each), an empty shard,
+        ValueError: arrays of different lengths (naming each), no samples,
+            ``num_parts`` above the number of samples (a part would be empty),
             fewer samples than ``batch_size`` with ``'discard'``/``'roll_over'``,
             a bad ``last_batch_handle``/``part_index``, repeated names.
         TypeError: arguments of the wrong type.
@@ -183,14 +192,17 @@ class NDArrayIter(_CurrentBatchIter):
         labels = _named_sources(label, label_name, "label")
         self._check_sources(sources, labels)
         total = len(sources[0][1])
+        if total == 0:
+            raise ValueError(f"{fn}: the data holds no samples (axis 0 has length 0)")
+        if num_parts > total:
+            raise ValueError(f"{fn}: num_parts={num_parts} parts of {total} samples would "
+                             f"leave some parts empty (part_index={part_index}); use "
+                             f"num_parts <= {total}")
         start, stop = total * part_index // num_parts, total * (part_index + 1) // num_parts
         self.data = [(k, v[start:stop]) for k, v in sources]
         self.label = [(k, v[start:stop]) for k, v in labels]
         self.num_data, self.offset = stop - start, start
         self.num_source = len(self.data) + len(self.label)
-        if self.num_data == 0:
-            raise ValueError(f"{fn}: shard {part_index} of {num_parts} of {total} samples is "
-                             f"empty")
         if last_batch_handle != "pad" and self.num_data < self.batch_size:
             raise ValueError(f"{fn}: {self.num_data} samples make no batch of batch_size="
                              f"{self.batch_size} with last_batch_handle={last_batch_handle!r}")

@@ -17,6 +17,17 @@ parameters). Checkpoints hold everything the rest of the run depends on —
 parameters, aux state, optimizer state, epoch and step, the iterator's
 position and shuffling state, NumPy's global random state, the history — so
 ``resume`` after a crash ends with bit-identical parameters.
+
+Data parallelism (``ctx=``, ``kvstore=``; :mod:`minpy.nn.parallel`)::
+
+    # two devices in one process: each batch split in two, gradients summed
+    Solver(model, train, test, ctx=[minpy.gpu(0), minpy.gpu(1)])   # kvstore='device'
+
+    # N processes: mpiexec -n N python -m mpi4py train.py
+    kv = minpy.kvstore.create('dist_sync')
+    train = NDArrayIter(x, y, batch_size=32, shuffle=True,      # this worker's part
+                        num_parts=kv.num_workers, part_index=kv.rank)
+    Solver(model, train, test, kvstore=kv).train()              # rank 0 prints
 """
 import glob
 import importlib.util
@@ -29,7 +40,7 @@ import numpy
 
 from .. import numpy as mnp
 from ..core.array import Array
-from . import checkpoint, init, optim
+from . import checkpoint, init, optim, parallel
 
 __all__ = ["Solver", "StopTraining", "Callback"]
 
@@ -99,6 +110,57 @@ class Solver:
             counted in ``skipped_steps``) or ``'ignore'``.
         keep_best: as MinPy, end with the parameters that scored best on
             ``test_dataiter`` (default True).
+        ctx: None (the parameters and batches stay where they are: today's
+            single-device training), a Context (parameters and batches moved
+            there), or a list of Contexts (``[minpy.gpu(0), minpy.gpu(1)]``):
+            each batch is split along axis 0 into one part per context (sizes
+            differing by at most one), each context keeps its own replica of
+            the parameters and computes the gradient on its part, and the
+            gradients, weighted by each part's share of the batch, are summed
+            in the KVStore, where the optimizer runs; the new values are
+            pulled into every replica.  ``model.params`` is the first
+            context's replica (its arrays are moved there if they live
+            elsewhere) and is updated in place.
+        kvstore: None, a kind (``'local'``, ``'device'``, ``'dist_sync'`` ...,
+            see :func:`minpy.kvstore.create`) or a KVStore (one per Solver: its
+            keys are the parameter names).  None means ``'device'`` for more
+            than one context and no store otherwise (the Solver's own fused
+            optimizer).  With a store the optimizer (``update_rule``,
+            ``optim_config``) runs inside it, via ``set_optimizer`` (a named
+            rule) or ``set_updater`` (a MinPy-style function, its result
+            written into the stored value); ``clip_norm`` is refused there, as
+            the store updates one parameter at a time.
+
+    Data parallelism assumes the model's loss is a *mean* over the batch's
+    samples (as MinPy's losses are): the weighted sum of the parts' gradients
+    is then the gradient of the whole batch's loss.  BatchNorm statistics and
+    other ``aux_params`` are shared by the replicas, each part's forward pass
+    updating them in turn.
+
+    In a dist job (``kvstore='dist_sync'``, run under ``mpiexec``) every worker
+    trains on its own batches: shard the training data yourself
+    (``NDArrayIter(..., num_parts=kv.num_workers, part_index=kv.rank)``); every
+    worker must run as many batches of the same size per epoch (checked when
+    training starts, naming both counts), and each worker's gradient is
+    scaled by ``1 / num_workers``, so an update equals one process training
+    on the concatenation of every worker's batch.  Parameters start as rank
+    0's.  Only rank 0 prints, shows progress bars and writes checkpoints;
+    every worker evaluates (give them all the same ``test_dataiter`` so that
+    ``keep_best`` picks the same epoch everywhere), and callbacks must decide
+    alike on every worker (a :class:`StopTraining` on one worker alone
+    leaves the others waiting).  ``loss_history`` holds each worker's own
+    loss.  ``on_nonfinite='skip'`` skips a step on every worker when any
+    worker's loss is not finite; ``'raise'`` raises on that worker (run the
+    job under ``python -m mpi4py`` so that this ends the whole job).  A
+    checkpoint holds rank 0's iterator state, which only rank 0 restores.
+    ``dist_async`` runs the optimizer on its server ranks and applies each
+    worker's push as it comes: gradients are not scaled by the number of
+    workers, nor do the workers need equal batch counts; ``lr_decay`` is
+    refused (use an ``lr_schedule``), checkpoints hold no optimizer state, and
+    a second :meth:`train` sends the servers this process's optimizer again
+    (restarting its state: momentum, Adam's moments).
+
+    See also mxnet.module.Module.fit, :mod:`minpy.nn.parallel`.
     """
 
     def __init__(self, model, train_dataiter, test_dataiter=None, *, task_type="classification",
@@ -106,7 +168,8 @@ class Solver:
                  lr_decay=1.0, num_epochs=10, train_acc_num_samples=1000, print_every=10,
                  verbose=True, progress=None, seed=None, checkpoint_dir=None, checkpoint_every=1,
                  keep_checkpoints=2, callbacks=(), batch_end_callback=None,
-                 epoch_end_callback=None, on_nonfinite="raise", keep_best=True):
+                 epoch_end_callback=None, on_nonfinite="raise", keep_best=True, kvstore=None,
+                 ctx=None):
         if task_type not in _TASKS:
             raise ValueError(f"Solver: task_type must be one of {_TASKS}, got {task_type!r}")
         if on_nonfinite not in _NONFINITE:
@@ -139,6 +202,23 @@ class Solver:
             self.callbacks.append(_FunctionCallback(batch_end_callback, epoch_end_callback))
         self.on_nonfinite = on_nonfinite
         self.keep_best = keep_best
+        self.ctx = parallel.check_contexts("Solver", ctx)
+        if (kvstore is not None or (self.ctx is not None and len(self.ctx) > 1)) and \
+                not callable(update_rule) and self.optim_config.get("clip_norm") is not None:
+            raise ValueError("Solver: optim_config clip_norm (one norm over all parameters) "
+                             "cannot be used with a kvstore (several contexts use one), "
+                             "whose optimizer updates one parameter at a time; use "
+                             "clip_gradient")
+        self.kvstore = parallel.make_kvstore("Solver", kvstore, self.ctx)
+        if self.kvstore is not None and self.lr_decay != 1.0 and \
+                not parallel.updates_in_process(self.kvstore):
+            raise ValueError(f"Solver: lr_decay cannot reach the optimizer of a "
+                             f"{self.kvstore.type!r} kvstore, which runs on its server ranks; "
+                             "give the optimizer an lr_schedule in optim_config instead "
+                             "(minpy.nn.optim.StepSchedule ...)")
+        self._replicas = (parallel.Replicas(self.kvstore, self.ctx)
+                          if self.kvstore is not None or self.ctx is not None else None)
+        self._guard = None        # the store's updater when it skips non-finite steps
         self._reset()
 
     # ------------------------------------------------------------------ state
@@ -185,8 +265,16 @@ class Solver:
     def _step(self, batch, where):
         """One gradient step on ``batch``; returns the loss as a float."""
         model = self.model
-        loss, grads = model.loss_and_grad(batch, mode="train")
-        value = float(_host(loss))
+        if self._replicas is None:
+            loss, grads = model.loss_and_grad(batch, mode="train")
+            value = float(_host(loss))
+        else:                     # a part of the batch per context, the mean of their losses
+            parts = self._replicas.split(batch, where)
+            results = self._replicas.gradients(model, [part for part, _ in parts])
+            shares = [share for _, share in parts]
+            grads = results[0][1]
+            value = sum(share * float(_host(loss)) for share, (loss, _) in zip(shares, results))
+        poison = False
         if not math.isfinite(value):
             if self.on_nonfinite == "raise":
                 raise FloatingPointError(
@@ -194,9 +282,19 @@ class Solver:
                     "step's update (lower the learning rate, check the data, or pass "
                     "on_nonfinite='skip')")
             if self.on_nonfinite == "skip":
-                self.skipped_steps += 1
-                return value
-        if self.optimizer is not None:
+                if self.kvstore is None or self.kvstore.num_workers == 1:
+                    self.skipped_steps += 1
+                    return value
+                poison = True     # the others skip it too: see _install_updater
+        if self.kvstore is not None:
+            self._replicas.push_pull([g for _, g in results], shares, poison)
+            skipped = poison
+            if self._guard is not None and parallel.updates_in_process(self.kvstore):
+                self._replicas.wait()              # the guard ran here: did it skip?
+                skipped = skipped or bool(self._guard.skipped)
+                self._guard.skipped.clear()
+            self.skipped_steps += int(skipped)
+        elif self.optimizer is not None:
             self.optimizer.step(model.params, grads)
         else:
             for name, w in model.params.items():
@@ -243,8 +341,35 @@ class Solver:
             return correct / seen if seen else 0.0
         return total_loss / batches if batches else 0.0
 
+    def _install_updater(self, kv):
+        """Run the optimizer inside ``kv``: a named rule's optimizer object itself (so
+        learning-rate decay and checkpoints reach it), or a MinPy-style function
+        through an updater.  In a dist job with ``on_nonfinite='skip'`` the updater
+        skips non-finite summed gradients, which a worker with a non-finite loss
+        makes sure of."""
+        skip = self.on_nonfinite == "skip" and kv.num_workers > 1
+        if self.optimizer is not None:
+            self._guard = parallel.FiniteOnly(self.optimizer) if skip else None
+            kv.set_optimizer(self._guard or self.optimizer)
+        else:
+            updater = parallel.RuleUpdater(self.update_rule, self.optim_configs, skip)
+            self._guard = updater if skip else None
+            kv.set_updater(updater)
+
+    def _wait_for_updates(self):
+        if self._replicas is not None and self.kvstore is not None:
+            self._replicas.wait()
+
+    @property
+    def is_chief(self):
+        """Whether this process prints and writes checkpoints: rank 0 of the
+        kvstore's workers (True without a kvstore)."""
+        return self.kvstore is None or self.kvstore.rank == 0
+
     # ------------------------------------------------------------------ training
     def _show_bar(self):
+        if not self.is_chief:
+            return False
         if self.progress is not None:
             return bool(self.progress)
         if not self.verbose or not sys.stderr.isatty():
@@ -271,11 +396,15 @@ class Solver:
         """
         if not self.model.params:
             self.init()
+        if self._replicas is not None:
+            self._replicas.sync(self.model.params, self._install_updater, self.train_dataiter)
         try:
             while self.epoch < self.num_epochs:
                 self._train_epoch()
         except StopTraining:
             pass
+        if self._replicas is not None:
+            self._replicas.finish()
         if self.keep_best and self.best_params:
             self.model.params = {k: mnp.array(v) for k, v in self.best_params.items()}
         return self
@@ -290,8 +419,11 @@ class Solver:
         seen = 0
         running = None
         try:
+            worker = ""
+            if self.kvstore is not None and self.kvstore.num_workers > 1:
+                worker = f" on worker {self.kvstore.rank}"
             for index, batch in enumerate(it):
-                where = f"epoch {epoch}, batch {index} (step {self.step_count})"
+                where = f"epoch {epoch}, batch {index} (step {self.step_count}){worker}"
                 loss = self._step(batch, where)
                 self.loss_history.append(loss)
                 self.step_count += 1
@@ -303,7 +435,8 @@ class Solver:
                     bar.set_postfix(loss=f"{running:.4f}", samples_per_s=f"{rate:.0f}",
                                     refresh=False)
                     bar.update(1)
-                elif self.verbose and (self.step_count - 1) % self.print_every == 0:
+                elif self.verbose and self.is_chief and \
+                        (self.step_count - 1) % self.print_every == 0:
                     print(f"(Iteration {self.step_count}) loss: {loss:f}")
                 self._call("on_batch_end", {"epoch": epoch, "batch": index,
                                             "step": self.step_count, "loss": loss,
@@ -334,9 +467,10 @@ class Solver:
             bar.set_postfix(loss=f"{running_loss:.4f}" if running_loss is not None else "-",
                             samples_per_s=f"{seen / max(elapsed, 1e-9):.0f}",
                             train=f"{train_acc:.4f}", val=f"{val_acc:.4f}")
-        elif self.verbose:
+        elif self.verbose and self.is_chief:
             print(message)
-        if self.checkpoint_dir is not None and epoch % self.checkpoint_every == 0:
+        if self.checkpoint_dir is not None and epoch % self.checkpoint_every == 0 and \
+                self.is_chief:
             self.save_checkpoint(os.path.join(self.checkpoint_dir, f"checkpoint-{epoch:04d}.minpy"))
         self._call("on_epoch_end", {"epoch": epoch, "step": self.step_count,
                                     "train_acc": train_acc, "val_acc": val_acc,
@@ -357,15 +491,27 @@ class Solver:
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self):
-        """Everything the rest of a run depends on, as plain data and host arrays."""
+        """Everything the rest of a run depends on, as plain data and host arrays.
+
+        With a kvstore: after its pending updates; the optimizer's state when
+        the store runs it in this process (every kind but ``dist_async``, whose
+        servers hold it), else None; ``worker`` is the rank whose iterator
+        state it holds.
+        """
+        self._wait_for_updates()
         it_state = getattr(self.train_dataiter, "state_dict", None)
+        optimizer = self.optimizer
+        if optimizer is not None and self.kvstore is not None and \
+                not parallel.updates_in_process(self.kvstore):
+            optimizer = None          # it lives with the store's servers
         return {
             "format": 1,
+            "worker": self.kvstore.rank if self.kvstore is not None else 0,
             "epoch": self.epoch, "step_count": self.step_count,
             "skipped_steps": self.skipped_steps,
             "params": checkpoint.host_copies(self.model.params),
             "aux_params": checkpoint.host_copies(self.model.aux_params),
-            "optimizer": (self.optimizer.state_dict() if self.optimizer is not None else None),
+            "optimizer": optimizer.state_dict() if optimizer is not None else None,
             "optim_configs": {p: {k: _host(v).copy() if isinstance(v, Array) else v
                                   for k, v in c.items()} for p, c in self.optim_configs.items()},
             "train_iter": it_state() if it_state is not None else None,
@@ -377,7 +523,13 @@ class Solver:
         }
 
     def load_state_dict(self, state):
-        """Restore a :meth:`state_dict` (parameters are copied into the model)."""
+        """Restore a :meth:`state_dict` (parameters are copied into the model).
+
+        With a kvstore the replicas and the store take the parameters when
+        :meth:`train` starts; the iterator's state is restored only on the
+        worker that saved it.
+        """
+        self._wait_for_updates()
         self.epoch, self.step_count = state["epoch"], state["step_count"]
         self.skipped_steps = state.get("skipped_steps", 0)
         self.model.set_params(state["params"], state["aux_params"])
@@ -386,7 +538,8 @@ class Solver:
         self.optim_configs = {p: {k: mnp.array(v) if isinstance(v, numpy.ndarray) else v
                                   for k, v in c.items()}
                               for p, c in state["optim_configs"].items()}
-        if state["train_iter"] is not None:
+        here = self.kvstore.rank if self.kvstore is not None else 0
+        if state["train_iter"] is not None and state.get("worker", 0) == here:
             self.train_dataiter.load_state_dict(state["train_iter"])
         numpy.random.set_state(state["numpy_random"])
         history = state["history"]

@@ -49,6 +49,9 @@ def main(outdir, kind="dist_sync", steps=STEPS):
         probe = np.full(3, rank + 1.0)
         kv.pushpull("probe", probe)
         assert probe.tolist() == [workers * (workers + 1) / 2] * 3, probe
+        other = np.zeros(3)                    # into another array: summed again
+        kv.pushpull("probe", probe, out=other)
+        assert other.tolist() == [workers * workers * (workers + 1) / 2] * 3, other
     params = {k: np.array(v) for k, v in init_params().items()}
     if rank:                                   # init must give every rank rank 0's values
         params = {k: v * 0 + 7.0 for k, v in params.items()}
