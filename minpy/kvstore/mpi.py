@@ -28,6 +28,7 @@ from .. import engine
 from ..core.array import new
 from ..core.async_work import var_of
 from ..core.execute import mutated
+from ..dispatch import state
 from ..dispatch.backend import backend_of
 from ..dispatch.context import Context
 from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
@@ -110,6 +111,9 @@ class DistSyncKVStore(WorkerKVStore):
     def _push_one(self, key, stored, arrays, priority, outs=()):
         def run():
             self._reduce_and_update(key, stored, arrays, outs)
+        if not state.process.async_on and engine.num_pending() == 0:
+            run()        # nothing queued to order it after: skip the hop (~20 us of 1 KB's 24)
+            return
         writes = [var_of(stored), self._wire] + [var_of(o) for o in outs]
         engine.push(run, reads=[var_of(a) for a in arrays if all(a is not o for o in outs)],
                     writes=writes, name=f"kvstore push {key!r}", priority=priority,
