@@ -1,8 +1,11 @@
 """Arrays on the dependency engine: async mode, waits, errors."""
+import time
+
 import numpy
 import pytest
 
 import minpy as mp
+import minpy.engine as minpy_engine
 from minpy.core import async_work as engine_bridge
 from minpy.dispatch import state
 
@@ -78,3 +81,21 @@ def test_small_calls_stay_eager_in_async_mode():
     with mp.async_mode():
         z = mp.ones(10) + 1
         assert z._var is None
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_grad_in_async_mode_waits_for_pending_writes_to_its_arguments(as_dict):
+    with mp.async_mode():
+        x = mp.zeros(3)
+
+        def slow():
+            time.sleep(0.1)
+            x._data[...] = 1.0
+        minpy_engine.push(slow, writes=[engine_bridge.var_of(x)])
+        if as_dict:
+            g, loss = mp.grad_and_loss(lambda p: mp.sum(p["x"] * p["x"]))({"x": x})
+            g = g["x"]
+        else:
+            g, loss = mp.grad_and_loss(lambda p: mp.sum(p * p))(x)
+        assert float(loss) == 3.0
+        numpy.testing.assert_array_equal(g.asnumpy(), [2.0, 2.0, 2.0])

@@ -19,6 +19,8 @@ _per_thread = state.per_thread
 def call(prim, args, kwargs):
     """Run primitive ``prim`` on ``args``/``kwargs`` (recording, pushing or running it)."""
     if _per_thread.flags.depth:
+        if _process.async_on:                  # the tape runs calls at once: their
+            async_work.wait_inputs(args, kwargs)   # inputs' pending writes go first
         if prim.mutates is not None or (kwargs and kwargs.get("out") is not None):
             return inplace.record_write(prim, args, kwargs)
         return tape.record(prim, args, kwargs)
