@@ -1,10 +1,8 @@
 """dist_sync on real MPI jobs (mpiexec, 2 and 4 ranks, each under a hard timeout):
 data-parallel training equals one process training on the whole batches."""
-import glob
 import importlib.util
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy
@@ -13,6 +11,7 @@ import pytest
 import minpy
 import minpy as np
 import minpy.nn  # noqa: F401
+from _jobs import run_mpi
 from minpy.kvstore import compression
 
 pytest.importorskip("mpi4py", reason='dist_sync needs pip install "minpy[dist]"')
@@ -31,22 +30,10 @@ def _worker_module():
 
 
 def run_job(n, script, *args, timeout=120, env=None):
-    """Run ``script`` on ``n`` ranks; the job is killed (and the test fails) past
-    ``timeout`` seconds. Leftover MPICH shared-memory files are removed."""
-    full = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPIEXEC_TIMEOUT=str(timeout),
-                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    full.update(env or {})
-    before = set(glob.glob("/dev/shm/mpich_shm_*"))
-    try:
-        return subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-m", "mpi4py",
-                               os.path.join(HERE, "mpi_jobs", script), *args],
-                              env=full, capture_output=True, text=True, timeout=timeout + 15)
-    finally:
-        for f in set(glob.glob("/dev/shm/mpich_shm_*")) - before:
-            try:
-                os.remove(f)
-            except OSError:
-                pass
+    """Run ``tests/mpi_jobs/script`` on ``n`` ranks; the job is killed (and the test
+    fails) past ``timeout`` seconds."""
+    return run_mpi(MPIEXEC, n, os.path.join(HERE, "mpi_jobs", script), *args,
+                   timeout=timeout, env=env)
 
 
 def one_process_params(mod, steps):

@@ -1,7 +1,6 @@
 """Data parallelism in the training stack: iterator parts (num_parts/part_index) and
 the Solver over several contexts and workers (ctx=, kvstore=), each checked against
 an independent single-process, single-context run of the same training."""
-import glob
 import importlib.util
 import os
 import re
@@ -23,7 +22,9 @@ from minpy.nn.model import ModelBase, SymbolModel
 from minpy.nn.solver import Callback, Solver, StopTraining
 import minpy.symbol as sym
 
+from _jobs import run_mpi
 from standin import installed           # the strict stand-in GPU of the dispatch tests
+from test_nn_io import _epochs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -37,14 +38,6 @@ def _dataset(n):
     return numpy.repeat(numpy.arange(n, dtype=numpy.float32)[:, None], 2, axis=1), \
         numpy.arange(n) * 10
 
-
-def _epochs(it, epochs):
-    out = []
-    for _ in range(epochs):
-        out.append([(b.data[0].asnumpy().copy(), b.label[0].asnumpy().copy(), b.pad,
-                     numpy.array(b.index)) for b in it])
-        it.reset()
-    return out
 
 
 parts_of = st.integers(1, 5).flatmap(lambda k: st.tuples(st.just(k), st.integers(0, k - 1)))
@@ -522,20 +515,10 @@ def test_train_dist_example_on_two_mpi_workers_learns_as_one_process(tmp_path, m
     mpiexec = shutil.which("mpiexec")
     if mpiexec is None:
         pytest.skip("no mpiexec on PATH")
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPIEXEC_TIMEOUT="60",
+    job = run_mpi(mpiexec, 2, EXAMPLE, "--quick", "--save", "dist.params", timeout=60,
+                  env={"MINPY_KVSTORE_SERVERS": "0"}, cwd=str(tmp_path))
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("MINPY_KVSTORE_SERVERS", None)
-    before = set(glob.glob("/dev/shm/mpich_shm_*"))
-    try:
-        job = subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", "mpi4py", EXAMPLE,
-                              "--quick", "--save", "dist.params"], env=env,
-                             capture_output=True, text=True, timeout=75, cwd=str(tmp_path))
-    finally:
-        for f in set(glob.glob("/dev/shm/mpich_shm_*")) - before:
-            try:
-                os.remove(f)
-            except OSError:
-                pass
     assert job.returncode == 0, job.stderr[-3000:]
     assert "2 worker(s), kvstore dist_sync" in job.stdout
     assert job.stdout.count("(Epoch 3 / 3)") == 1, job.stdout     # rank 0 alone prints
