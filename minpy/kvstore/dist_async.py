@@ -25,8 +25,7 @@ import numpy
 from .. import engine
 from ..core.async_work import var_of
 from ..core.execute import mutated
-from ..dispatch import state
-from .local import check_key, copy_out, finish_unless_async, host_sum
+from .local import copy_out, finish_unless_async, finishes_now, host_sum, init_keys
 from .server import DATA, HEADER, REPLY
 from .worker import WorkerKVStore
 
@@ -66,7 +65,7 @@ class DistAsyncKVStore(WorkerKVStore):
         """As :meth:`KVStore.init`; worker 0's values go to the servers and every
         worker starts from them (collective over the workers)."""
         super().init(key, value)
-        keys = [check_key("init", k) for k in (key if isinstance(key, (list, tuple)) else [key])]
+        keys = init_keys(key)
         for k in keys:
             self._parts[k] = self._place(k, self._store[k]._data.size)
         if self.rank == 0:
@@ -85,22 +84,16 @@ class DistAsyncKVStore(WorkerKVStore):
     def set_updater(self, updater):
         """Run ``updater(key, grad, stored)`` on the servers for every later push (it is
         pickled: a module-level function).  Collective over the workers."""
-        if not callable(updater):
-            raise TypeError(f"KVStore.set_updater: the updater must be callable, got "
-                            f"{type(updater).__name__}")
+        super().set_updater(updater)            # checks it
         self._send_updater("set_updater", "updater", updater)
-        self._updater = updater
 
     _set_updater = set_updater
 
     def set_optimizer(self, optimizer):
         """Run ``optimizer`` (a ``minpy.nn.optim`` optimizer) on the servers, its state
         kept there per key.  Collective over the workers."""
-        if not callable(getattr(optimizer, "update", None)):
-            raise TypeError("KVStore.set_optimizer: expected a minpy.nn.optim optimizer "
-                            f"(with update(name, w, g)), got {type(optimizer).__name__}")
+        super().set_optimizer(optimizer)        # checks it
         self._send_updater("set_optimizer", "optimizer", optimizer)
-        self._optimizer = optimizer
 
     def barrier(self):
         """Wait until this worker's requests are applied by the servers, then for every
@@ -146,9 +139,6 @@ class DistAsyncKVStore(WorkerKVStore):
             self._reply(server, "load_optimizer_states", None)
 
     # ------------------------------------------------------------------ internals
-    def _home(self, a):
-        return numpy.ascontiguousarray(super()._home(a))
-
     def _place(self, key, size):
         """``[(server rank, lo, hi)]``: the flat slices of ``key``'s value and their servers."""
         servers = self._layout.servers
@@ -195,8 +185,7 @@ class DistAsyncKVStore(WorkerKVStore):
         engine.push(run, reads=[var_of(a) for a in arrays], writes=[self._wire],
                     name=f"kvstore push {key!r}", priority=priority,
                     device=self._pool)
-        if not state.process.async_on or any(getattr(a._data, "base", None) is not None
-                                             for a in arrays):
+        if finishes_now(arrays):
             engine.wait_for(self._wire)         # sent before returning, as other kinds
 
     def _pull_one(self, key, stored, arrays, priority):

@@ -40,8 +40,8 @@ from ..dispatch import state
 from ..dispatch.backend import backend_of
 from ..dispatch.context import Context
 
-__all__ = ["KVStore", "keys_values", "check_key", "copy_out", "finish_unless_async", "sum_on",
-           "host_sum"]
+__all__ = ["KVStore", "keys_values", "check_key", "init_keys", "copy_out", "finishes_now",
+           "finish_unless_async", "sum_on", "host_sum", "optimizer_updater"]
 
 _HOST = Context("cpu", 0)
 
@@ -177,7 +177,7 @@ class KVStore:
             raise TypeError("KVStore.set_optimizer: expected a minpy.nn.optim optimizer "
                             f"(with update(name, w, g)), got {type(optimizer).__name__}")
         self._optimizer = optimizer
-        self._updater = lambda k, g, w: optimizer.update(str(k), w, g)
+        self._updater = optimizer_updater(optimizer)
 
     def set_gradient_compression(self, compression_params):
         """Gradient compression is for the stores that exchange gradients between
@@ -305,12 +305,28 @@ def copy_out(stored, arrays):
         mutated(a)
 
 
+def optimizer_updater(optimizer):
+    """The ``updater(key, summed, stored)`` that applies a ``minpy.nn.optim`` optimizer."""
+    return lambda k, g, w: optimizer.update(str(k), w, g)
+
+
+def init_keys(key):
+    """The checked keys of an ``init`` call (one key or a list of them)."""
+    return [check_key("init", k) for k in (key if isinstance(key, (list, tuple)) else [key])]
+
+
+def finishes_now(arrays):
+    """Whether an op on ``arrays`` must finish before its call returns: outside async
+    mode (eager code there does not wait for Vars), or when one of ``arrays`` is a
+    view (its base Array has a Var of its own that the op does not hold, so a later
+    read of the base would not wait)."""
+    return not state.process.async_on or \
+        any(getattr(a._data, "base", None) is not None for a in arrays)
+
+
 def finish_unless_async(arrays, stored):
-    """Finish the op now outside async mode (eager code there does not wait for
-    Vars) or if one of ``arrays`` is a view (its base Array has a Var of its own
-    that the op does not hold, so a later read of the base would not wait)."""
-    if not state.process.async_on or \
-            any(getattr(a._data, "base", None) is not None for a in arrays):
+    """Wait for ``stored`` and ``arrays`` when :func:`finishes_now` says so."""
+    if finishes_now(arrays):
         stored.wait_to_read()
         for a in arrays:
             a.wait_to_read()

@@ -32,7 +32,7 @@ from ..dispatch import state
 from ..dispatch.backend import backend_of
 from ..dispatch.context import Context
 from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
-from .local import (check_key, copy_out, finish_unless_async, host_sum,
+from .local import (copy_out, init_keys, finish_unless_async, host_sum,
                     keys_values, sum_on)
 from .compression import create_compression
 from .wire import mpi
@@ -41,10 +41,6 @@ from .worker import WorkerKVStore
 __all__ = ["DistSyncKVStore", "DistDeviceSyncKVStore"]
 
 _HOST = Context("cpu", 0)
-
-
-def _as_list(key):
-    return key if isinstance(key, (list, tuple)) else [key]
 
 
 class DistSyncKVStore(WorkerKVStore):
@@ -81,8 +77,8 @@ class DistSyncKVStore(WorkerKVStore):
     def init(self, key, value):
         """As :meth:`KVStore.init`, then every worker takes worker 0's values."""
         super().init(key, value)
-        for k in _as_list(key):
-            stored = self._store[check_key("init", k)]
+        for k in init_keys(key):
+            stored = self._store[k]
             host = data_on(stored, _HOST)
             self._wait(self._comm.Ibcast(host, root=0), "init", k)
             if host is not stored._data:
@@ -93,9 +89,6 @@ class DistSyncKVStore(WorkerKVStore):
         super().barrier()
         engine.wait_for(self._wire)
         self._wait(self._comm.Ibarrier(), "barrier", None)
-
-    def _home(self, a):
-        return numpy.ascontiguousarray(super()._home(a))    # MPI sends contiguous buffers
 
     def pushpull(self, key, value, out=None, priority=0):
         """:meth:`push` then :meth:`pull` (into ``value`` when ``out`` is None) as one

@@ -31,10 +31,10 @@ import numpy
 
 from .. import engine
 from ..core.array import new
+from .local import optimizer_updater
 from .wire import mpi
 
-__all__ = ["HEADER", "DATA", "REPLY", "serve", "serve_and_exit", "register_stop",
-           "updater_from"]
+__all__ = ["HEADER", "DATA", "REPLY", "serve", "serve_and_exit", "register_stop"]
 
 HEADER, DATA, REPLY = 11, 12, 13
 _BUSY_S = 20e-6          # poll interval right after a request ...
@@ -42,14 +42,6 @@ _IDLE_S = 500e-6         # ... and once idle for _IDLE_AFTER_S
 _IDLE_AFTER_S = 0.05
 
 _stops_registered = set()
-
-
-def updater_from(kind, obj):
-    """The ``updater(key, grad, stored)`` for a ``set_optimizer`` (kind
-    ``'optimizer'``: ``obj.update(str(key), stored, grad)``) or a ``set_updater``."""
-    if kind == "optimizer":
-        return lambda k, g, w: obj.update(str(k), w, g)
-    return obj
 
 
 class _Store:
@@ -119,7 +111,7 @@ def _on_updater(world, src, store, key, extra):
         world.send(f"{type(e).__name__}: {e}", dest=src, tag=REPLY)
         return
     store.optimizer = obj if kind == "optimizer" else None
-    store.updater = updater_from(kind, obj)
+    store.updater = optimizer_updater(obj) if kind == "optimizer" else obj
     world.send(None, dest=src, tag=REPLY)
 
 

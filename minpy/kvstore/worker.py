@@ -1,5 +1,7 @@
 """The worker side shared by the ``dist_*`` stores: the job's layout, the server
 ranks' hand-off, and the worker communicator behind ``rank`` / ``num_workers``."""
+import numpy
+
 from .. import engine
 from .local import KVStore
 from .server import register_stop, serve_and_exit
@@ -35,6 +37,9 @@ class WorkerKVStore(KVStore):
     def num_workers(self):
         """The number of workers (the job's MPI ranks less the servers)."""
         return self._comm.Get_size()
+
+    def _home(self, a):
+        return numpy.ascontiguousarray(super()._home(a))    # MPI sends contiguous buffers
 
     def _wait(self, request, where, key):
         return wait_request(request, self.type, where, key, self.rank, self._peers())
