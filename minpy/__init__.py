@@ -5,6 +5,7 @@ and policies from :mod:`minpy.dispatch`.
 """
 from .numpy import *                      # noqa: F401,F403
 from .numpy import linalg, fft, random, from_dlpack   # noqa: F401
+from .numpy import __array_namespace_info__, __array_api_version__   # noqa: F401
 from .core.array import Array
 from .dispatch import (Context, cpu, gpu, current_context, num_gpus, set_policy,   # noqa: F401
                        get_policy, policy)

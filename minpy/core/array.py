@@ -13,6 +13,7 @@ are added by the layers that define them: the operators, indexing,
 to a namespace function (``sum``, ``reshape``, ``T``, ``real`` ...) by
 :mod:`minpy.numpy`.
 """
+import numbers
 import operator
 
 import numpy
@@ -22,7 +23,7 @@ from ..dispatch import state
 from ..dispatch.context import Context
 from ..dispatch.transfer import ArrayHolder, context_of, data_on, move_raw
 
-__all__ = ["Array", "new", "wrap", "unwrap_cpu", "wait"]
+__all__ = ["Array", "new", "new_scalar", "wrap", "unwrap_cpu", "wait"]
 
 _ndarray = numpy.ndarray
 _generic = numpy.generic
@@ -40,8 +41,27 @@ class Array(ArrayHolder):
     See also numpy.ndarray.
     """
 
-    __slots__ = ("_node", "_var", "__weakref__")
+    __slots__ = ("_node", "_var", "_scalar", "__weakref__")
     __array_priority__ = 1000.0
+
+    # ---------------------------------------------------------- scalars
+    # Where NumPy returns a scalar (``x.sum()``, ``x[0, 1]``, ``np.prod(shape)``) minpy
+    # returns an Array marked ``_scalar``: it still carries gradients on the tape, but
+    # behaves as NumPy's immutable scalars do — ``+=`` rebinds instead of writing, item
+    # assignment is refused, it hashes like its value, and ``isinstance`` sees a
+    # ``numbers.Real`` / ``Integral`` / ``Complex`` (through ``__class__``, while
+    # ``type()`` stays Array so every fast path treats it as the Array it is).
+    @property
+    def __class__(self):
+        if self._scalar:
+            return _SCALAR_CLASSES.get(self._data.dtype.kind, Array)
+        return Array
+
+    def __hash__(self):
+        if self._scalar:
+            return hash(self._host_scalar().item())
+        raise TypeError("unhashable type: 'minpy.Array' (only scalar results hash; "
+                        "use a tuple, or x.tobytes(), as a key)")
 
     # ---------------------------------------------------------- host / device
     def asnumpy(self):
@@ -68,7 +88,23 @@ class Array(ArrayHolder):
 
     @property
     def device(self):
+        """The Context (device) this array lives on (the array API's ``device``)."""
         return self.context
+
+    def to_device(self, device, /, *, stream=None):
+        """This array on ``device`` (a Context, or 'cpu' / 'gpu' / 'gpu:N'): itself if it
+        lives there already, else a copy. See also the array API's ``to_device``."""
+        if isinstance(device, str):
+            kind, _, idx = device.partition(":")
+            if kind not in ("cpu", "gpu") or (idx and not idx.isdigit()):
+                raise ValueError(f"to_device: unknown device {device!r}; expected a Context, "
+                                 "'cpu', 'gpu' or 'gpu:N'")
+            device = Context(kind, int(idx or 0))
+        elif not isinstance(device, Context):
+            raise TypeError(f"to_device: device must be a minpy Context, got {device!r}")
+        if stream is not None:
+            raise ValueError("to_device: minpy orders copies on its engine; stream must be None")
+        return self.as_in_context(device)
 
     def copyto(self, ctx):
         """A copy of this array on ``ctx`` (a Context), or into Array ``ctx``."""
@@ -191,9 +227,12 @@ class Array(ArrayHolder):
             return d.copy()
         return d
 
-    def __dlpack__(self, **kwargs):
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this array's buffer (see the array API standard)."""
         wait(self)
-        return self._data.__dlpack__(**kwargs)
+        kw = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        return self._data.__dlpack__(**kw)
 
     def __dlpack_device__(self):
         return self._data.__dlpack_device__()
@@ -222,8 +261,6 @@ class Array(ArrayHolder):
 
     def __deepcopy__(self, memo):
         return self.copy()
-
-    __hash__ = None
 
     def fill(self, value):
         """Set every element to ``value`` in place. See also numpy.ndarray.fill."""
@@ -263,7 +300,44 @@ def new(data):
     a._node = None
     a._copies = None
     a._var = None
+    a._scalar = False
     return a
+
+
+def new_scalar(data):
+    """Wrap 0-d backend array ``data`` as a scalar result: an Array that behaves like
+    NumPy's immutable scalars (see ``Array.__class__``)."""
+    a = new(data)
+    a._scalar = True
+    return a
+
+
+class RealScalar(Array):
+    """What ``x.__class__`` says for a real (float) scalar result: a ``numbers.Real``.
+    Never instantiated: ``type(x)`` is Array."""
+    __slots__ = ()
+
+
+class IntegralScalar(Array):
+    """``x.__class__`` of an integer scalar result: a ``numbers.Integral``."""
+    __slots__ = ()
+
+
+class ComplexScalar(Array):
+    """``x.__class__`` of a complex scalar result: a ``numbers.Complex``."""
+    __slots__ = ()
+
+
+class BoolScalar(Array):
+    """``x.__class__`` of a boolean scalar result (NumPy's ``bool_`` is no Number)."""
+    __slots__ = ()
+
+
+numbers.Real.register(RealScalar)
+numbers.Integral.register(IntegralScalar)
+numbers.Complex.register(ComplexScalar)
+_SCALAR_CLASSES = {"f": RealScalar, "i": IntegralScalar, "u": IntegralScalar,
+                   "c": ComplexScalar, "b": BoolScalar}
 
 
 def wrap(res):
@@ -271,8 +345,8 @@ def wrap(res):
     t = type(res)
     if t is _ndarray:
         return new(res)
-    if isinstance(res, _generic):        # NumPy scalar -> 0-d Array (as CuPy does)
-        return new(_asarray(res))
+    if isinstance(res, _generic):        # NumPy scalar -> a scalar result
+        return new_scalar(_asarray(res))
     if t is tuple or t is list:
         return t(wrap(r) for r in res)
     if isinstance(res, tuple):           # namedtuple results (linalg.eig, ...)

@@ -39,6 +39,7 @@ def _getitem(self, key):
             a = _new(Array)
             a._data = r
             a._node = a._copies = a._var = None
+            a._scalar = False
             return a
         return wrap(r)
     tape = _per_thread.flags.one_tape
@@ -48,6 +49,9 @@ def _getitem(self, key):
 
 
 def _setitem(self, key, value):
+    if self._scalar:
+        raise TypeError(f"a minpy scalar ({self.dtype} result where NumPy returns a scalar) "
+                        "does not support item assignment")
     if _process.fast:
         d = self._data
         d[unwrap_cpu(key)] = value._data if type(value) is Array else unwrap_cpu(value)
@@ -89,6 +93,8 @@ def _reflected(f):
 
 def _inplace(np_uf, f):
     def i(self, other):
+        if self._scalar:        # immutable, as NumPy's scalars: ``+=`` rebinds
+            return f(self, other)
         if _process.fast:
             d = self._data
             np_uf(d, other._data if type(other) is Array else other, out=d)

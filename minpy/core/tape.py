@@ -12,7 +12,7 @@ import threading
 import numpy
 
 from ..dispatch import state
-from .array import Array, new, wrap, unwrap_cpu
+from .array import Array, new, new_scalar, wrap, unwrap_cpu
 from .execute import run
 
 _ndarray = numpy.ndarray
@@ -114,6 +114,7 @@ def box(value, tape, node_or_ref):
     a = new(value._data)
     a._node = node_or_ref
     a._var = value._var
+    a._scalar = value._scalar
     return a
 
 
@@ -317,18 +318,22 @@ def record_getitem(tape, prim, x, key):
 
 def _finish_host(prim, tape, inner_args, inner_kwargs, parents, r):
     """:func:`_finish` for a host result ``r`` of a traced call (one tape)."""
+    scalar = False
     if type(r) is not _ndarray:
         if not isinstance(r, _generic):
             return _finish(prim, tape, inner_args, inner_kwargs, parents, wrap(r))
-        r = _asarray(r)        # a NumPy scalar: a 0-d Array
+        r = _asarray(r)        # a NumPy scalar: a scalar result
+        scalar = True
     if prim.nondiff:
-        return new(r)
+        return new_scalar(r) if scalar else new(r)
     if prim.vjp is None:
-        return _finish(prim, tape, inner_args, inner_kwargs, parents, new(r))
+        return _finish(prim, tape, inner_args, inner_kwargs, parents,
+                       new_scalar(r) if scalar else new(r))
     node = Node(tape, prim, inner_args, inner_kwargs, new(r), parents, 1)
     tape.nodes.append(node)
     a = new(r)
     a._node = node
+    a._scalar = scalar
     return a
 
 

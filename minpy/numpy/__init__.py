@@ -9,6 +9,8 @@ rules (``vjp_*``, listed in :mod:`.gradients`) are loaded by ``minpy``.
 """
 import sys as _sys
 
+import numpy as _numpy
+
 from .generated import *                    # noqa: F401,F403
 from .generated import __all__ as _generated_names, mapping as _mapping
 from ..core.wrappers import ufunc           # noqa: F401
@@ -23,5 +25,20 @@ _mapping.update(linalg._mapping)
 _mapping.update(fft._mapping)
 _mapping.update(FRONTS)
 _install_methods(_sys.modules[__name__], _mapping)
+from .namespace_info import __array_namespace_info__   # noqa: E402,F401
 
-__all__ = sorted(set(_generated_names) | {"ufunc", "linalg", "fft", "random", "from_dlpack"})
+__array_api_version__ = "2024.12"
+
+# inspect.signature of a wrapper is NumPy's: it follows ``__wrapped__`` (read only by
+# inspect, so the call path is unchanged)
+def _sign_like_numpy(mine_module, np_module):
+    for name in dir(mine_module):
+        mine, theirs = getattr(mine_module, name), getattr(np_module, name, None)
+        if (type(mine).__name__ == "function" and callable(theirs)
+                and not hasattr(mine, "__wrapped__") and not name.startswith("_")):
+            mine.__wrapped__ = theirs
+
+
+for _mine_module, _np_module in ((_sys.modules[__name__], _numpy), (linalg, _numpy.linalg),
+                                 (fft, _numpy.fft), (random, _numpy.random)):
+    _sign_like_numpy(_mine_module, _np_module)

@@ -16,6 +16,7 @@ from ..core.ops import DECLARED, method_first
 from ..core.primitive import COMPUTE, CREATE, SELF
 from ..core.wrappers import make_function, make_ufunc
 from ..dispatch import state
+from ..dispatch.context import Context
 
 # Pure utilities: take no arrays, return no arrays (NumPy's object is reused).
 UTILITIES = frozenset({
@@ -75,6 +76,8 @@ def make_create(qualname, impl, **kw):
     process = state.process
 
     def create(*args, ctx=None, **kwargs):
+        if kwargs and "device" in kwargs:
+            ctx = device_as_context(create.__name__, kwargs.pop("device"), ctx)
         if ctx is None or (process.fast and ctx.device_type == "cpu"):
             return inner(*args, **kwargs)
         with ctx:
@@ -85,6 +88,39 @@ def make_create(qualname, impl, **kw):
     create._prim = inner._prim
     create.__wrapped_numpy__ = impl
     return create
+
+
+# Not creation functions, but taking the array API's ``device=`` keyword.
+DEVICE_KEYWORD = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "astype"})
+
+
+def device_as_context(name, device, ctx=None):
+    """The Context meant by a ``device=`` keyword (a Context, 'cpu', 'gpu' or 'gpu:N'),
+    or ``ctx`` when it is None."""
+    if device is None:
+        return ctx
+    if isinstance(device, str):
+        kind, _, idx = device.partition(":")
+        if kind in ("cpu", "gpu") and (not idx or idx.isdigit()):
+            device = Context(kind, int(idx or 0))
+    if not isinstance(device, Context):
+        raise ValueError(f"{name}: device={device!r} is not a device; expected a minpy "
+                         "Context (minpy.cpu(0), minpy.gpu(i)) or 'cpu' / 'gpu:N'")
+    if ctx is not None and ctx != device:
+        raise ValueError(f"{name}: ctx={ctx} and device={device} disagree")
+    return device
+
+
+def with_device_keyword(fn):
+    """``fn`` taking ``device=``: the result moved to that device when it lives elsewhere."""
+    def on_device(*args, device=None, **kwargs):
+        r = fn(*args, **kwargs)
+        if device is None:
+            return r
+        return r.to_device(device_as_context(on_device.__name__, device))
+    for attr in ("__name__", "__qualname__", "__doc__", "_prim", "__wrapped_numpy__"):
+        setattr(on_device, attr, getattr(fn, attr))
+    return on_device
 
 
 # NumPy functions that, for an ndarray first argument, are exactly the ndarray
@@ -127,7 +163,7 @@ def wrap_callable(prefix, name, obj):
         fn = make_function(qual, None, prim=DECLARED[name], name=name,
                            doc=_namespace_doc(qual, obj))
         fn.__wrapped_numpy__ = obj
-        return fn
+        return with_device_keyword(fn) if name in DEVICE_KEYWORD else fn
     impl = obj
     if not prefix and name in FAST_IMPLS:
         impl = FAST_IMPLS[name]
@@ -136,6 +172,8 @@ def wrap_callable(prefix, name, obj):
     fn = make_function(qual, impl, placement=SELF if name in SELF_PLACED else COMPUTE,
                        name=name, doc=None if impl is obj else _namespace_doc(qual, obj))
     fn.__wrapped_numpy__ = obj
+    if not prefix and name in DEVICE_KEYWORD:
+        return with_device_keyword(fn)
     return fn
 
 

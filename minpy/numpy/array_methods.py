@@ -85,6 +85,9 @@ def _host_fallback(func, args, kwargs):
     return wrap(func(*host(args), **{k: host(v) for k, v in kwargs.items()}))
 
 
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
 def install(ns, np_to_minpy):
     """Bind the namespace ``ns``'s functions as Array methods; ``np_to_minpy`` maps
     NumPy's functions to ``ns``'s for ``__array_function__``."""
@@ -164,3 +167,11 @@ def install(ns, np_to_minpy):
     Array.compress = compress
     Array.put = put
     Array.__array_function__ = __array_function__
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """minpy's namespace (the array API standard's entry point)."""
+        if api_version is not None and api_version not in _API_VERSIONS:
+            raise ValueError(f"__array_namespace__: api_version {api_version!r} is not "
+                             f"supported; minpy implements {_API_VERSIONS}")
+        return ns
+    Array.__array_namespace__ = __array_namespace__
