@@ -1,10 +1,15 @@
 """Per-call overhead of minpy vs raw NumPy, measured side by side in one run.
 
-    python benchmarks/bench_overhead.py
+    python benchmarks/bench_overhead.py [--sizes 4,1000000,10000000] [--json]
+
+``--json`` prints {case: [numpy seconds, minpy seconds]} (what
+``bench_overhead_change.py`` reads to compare two revisions of minpy).
 
 Each case runs the same expression on numpy arrays and on minpy arrays of the
 same values; the ratio is minpy time / NumPy time (1.00 = no overhead).
 """
+import argparse
+import json
 import platform
 import sys
 
@@ -33,16 +38,49 @@ def cases(n):
         ("x[idx] (gather)", lambda: xn[idx_n], lambda: xm[idx_m]),
         ("x[x > 0.5] (mask)", lambda: xn[xn > 0.5], lambda: xm[xm > 0.5]),
         ("x += 1 (in place)", lambda: numpy.add(xn, 1, out=xn), lambda: xm.__iadd__(1)),
+        ("s = x.sum(); s += 1 (scalar)", lambda: xn.sum() + 1, lambda: _scalar_add(xm)),
+        ("grad sum(x*y+1) (tape)", lambda: _grad_np(xn, yn), lambda: _grad_mp(xm, ym)),
     ]
 
 
+def _scalar_add(x):
+    s = x.sum()
+    s += 1
+    return s
+
+
+def _grad_np(x, y):
+    """What the gradient costs by hand in NumPy (the forward and d/dx = y)."""
+    numpy.sum(x * y + 1)
+    return y * numpy.ones_like(x)
+
+
+def _f(x, y):
+    return minpy.sum(x * y + 1)
+
+
+_grad_f = minpy.grad(_f)
+
+
+def _grad_mp(x, y):
+    return _grad_f(x, y)
+
+
 def main():
-    rows = []
-    for n in (4, 1_000_000, 10_000_000):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="4,1000000,10000000")
+    ap.add_argument("--json", action="store_true")
+    opts = ap.parse_args()
+    rows, raw = [], {}
+    for n in map(int, opts.sizes.split(",")):
         for name, f_np, f_mp in cases(n):
             t_np = per_call(f_np)
             t_mp = per_call(f_mp)
+            raw[f"{name} [{n:,}]"] = [t_np, t_mp]
             rows.append([f"{name} [{n:,}]", fmt_time(t_np), fmt_time(t_mp), f"{t_mp / t_np:5.2f}x"])
+    if opts.json:
+        print(json.dumps(raw))
+        return
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, "
           f"{platform.machine()}, minpy policy {minpy.get_policy()}, gpus {minpy.num_gpus()}")
     print_table("Per-call time, minpy vs raw NumPy (same run; ratio = minpy / numpy)",

@@ -12,7 +12,8 @@ from .dispatch import (Context, cpu, gpu, current_context, num_gpus, set_policy,
 from . import dispatch
 from .dispatch import hostpool as _hostpool   # noqa: F401  (MINPY_HOST_POOL=0 disables)
 from .core import (grad, grad_and_loss, value_and_grad, jacobian, hessian_vector_product,  # noqa: F401
-                   stop_gradient, customop)
+                   stop_gradient, customop, defvjp, defvjp_argnums, elementwise_grad, make_vjp,
+                   make_jvp, hessian, grad_named, holomorphic_grad)
 from .core.async_work import set_async, async_mode, is_async, waitall   # noqa: F401
 from .numpy import gradients as _gradients   # noqa: F401  (the VJP rule tables)
 from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, executors)
@@ -20,6 +21,7 @@ from .symbol.jit import jit, JitTraceError   # noqa: F401
 from . import core
 from . import kvstore   # noqa: F401  (MXNet's KVStore)
 from . import compat
+from . import misc   # noqa: F401  (autograd's misc: flatten, optimizers)
 from . import numpy as _namespace
 from .compat import set_global_policy, get_global_policy, wrap_policy   # noqa: F401  (MinPy's)
 from .array import Array as _  # noqa: F401,E402  makes ``minpy.array`` the callable module now

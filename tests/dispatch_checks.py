@@ -5,6 +5,7 @@ Each ``check_*`` in ``PORTABLE`` takes the GPU backend (a StandinBackend, whose
 own copy counters are then checked too, or None) and uses only minpy's public
 API and ``minpy.dispatch.stats()``.
 """
+import numbers
 import pickle
 import warnings
 
@@ -375,15 +376,37 @@ def check_num_gpus(b):
 def check_numpy_asarray_and_protocols(b):
     g = gpu_array([1.0, 2, 3])
     c = Copies(b)
-    h = numpy.asarray(g)
+    with pytest.raises(TypeError, match="x.asnumpy"):
+        numpy.asarray(g)                  # never a silent device-to-host copy
+    c.expect()
+    h = g.asnumpy()
     c.expect(d2h=1)
     assert type(h) is numpy.ndarray and h.tolist() == [1, 2, 3]
     r = numpy.exp(g)                      # __array_ufunc__ stays in minpy, on the device
-    m = numpy.mean(g)                     # __array_function__ too
+    m = numpy.mean(g)                     # __array_function__ too (off the host)
     assert on_gpu(r) and on_gpu(m)
     c.expect()
     assert "gpu(0)" in repr(g) and repr(g).startswith("array([1., 2., 3.]")
     assert len(g) == 3 and g.tolist() == [1, 2, 3] and bool(g[0])
+
+
+def check_scalar_results_stay_on_the_device(b):
+    g = gpu_array([1.0, 2, 3])
+    c = Copies(b)
+    s = minpy.sum(g)                      # NumPy returns a scalar here
+    kept = s
+    s += 1                                # immutable: rebinds, as numpy.float64 does
+    assert s is not kept and on_gpu(s) and on_gpu(kept)
+    assert isinstance(s, numbers.Real) and not isinstance(g, numbers.Real)
+    e = g[1]
+    assert on_gpu(e) and isinstance(e, numbers.Real)
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        e[...] = 0
+    r = minpy.reshape(g, (3, 1))[0].reshape(())     # a 0-d view is an array, as in NumPy
+    assert not isinstance(r, numbers.Real)
+    c.expect()                            # nothing crossed to the host
+    assert float(s) == 7.0 and float(kept) == 6.0
+    c.expect(d2h=2)
 
 
 def check_pickle_round_trip(b):

@@ -376,28 +376,59 @@ def test_array_ufunc_returns_minpy_arrays():
     check(y, numpy.array([2.0, 0.0, 1.0]))
 
 
-def test_array_function_returns_minpy_arrays():
+def test_array_function_on_host_arrays_answers_in_numpy():
+    """NumPy's functions on host Arrays nothing differentiates give NumPy's own results
+    (zero-copy): what SciPy, scikit-learn and matplotlib take."""
     xn = numpy.arange(6.0).reshape(2, 3)
     x, y = mp.array(xn), mp.array(xn + 1)
     mp.dispatch.reset_stats()
-    check(numpy.mean(x), numpy.mean(xn))
-    check(numpy.mean(x, axis=0), numpy.mean(xn, axis=0))
-    check(numpy.concatenate([x, y]), numpy.concatenate([xn, xn + 1]))
-    check(numpy.concatenate([x, xn], axis=1), numpy.concatenate([xn, xn], axis=1))
-    check(numpy.linalg.norm(x), numpy.linalg.norm(xn))
-    check(numpy.fft.fft(x), numpy.fft.fft(xn))
-    check(numpy.where(x > 2, x, 0), numpy.where(xn > 2, xn, 0))
+    for got, want in ((numpy.mean(x), numpy.mean(xn)), (numpy.mean(x, axis=0), xn.mean(0)),
+                      (numpy.concatenate([x, y]), numpy.concatenate([xn, xn + 1])),
+                      (numpy.concatenate([x, xn], axis=1), numpy.concatenate([xn, xn], 1)),
+                      (numpy.linalg.norm(x), numpy.linalg.norm(xn)),
+                      (numpy.fft.fft(x), numpy.fft.fft(xn)),
+                      (numpy.where(x > 2, x, 0), numpy.where(xn > 2, xn, 0)),
+                      (numpy.atleast_1d(x[0, 0]), numpy.atleast_1d(xn[0, 0]))):
+        assert type(got) is type(want)
+        numpy.testing.assert_array_equal(got, want)
+    assert numpy.shares_memory(numpy.atleast_2d(x), x._data)     # no copy
     assert numpy.shape(x) == (2, 3)
-    assert mp.dispatch.stats()["fallbacks"] == {}       # minpy's own functions, not the host
+    assert mp.dispatch.stats()["fallbacks"] == {}
 
 
-def test_unwrapped_numpy_function_falls_back_to_host():
+def test_array_function_keeps_traced_arrays_and_writes_in_minpy():
+    xn = numpy.arange(6.0).reshape(2, 3)
+
+    def loss(w):
+        m = numpy.mean(numpy.concatenate([w, w]), axis=0)     # NumPy's names, traced
+        assert type(m) is mp.Array
+        return mp.sum(m ** 2)
+    check(mp.grad(loss)(mp.array(xn)), 2 * xn.mean(0) / 2 * numpy.ones((2, 1)))
+    y = mp.zeros(3)
+    numpy.copyto(y, mp.array([1.0, 2, 3]))          # a write into an Array stays in minpy
+    assert type(y) is mp.Array and y.tolist() == [1, 2, 3]
+    out = mp.zeros(2)
+    assert numpy.sum(mp.array(xn), axis=1, out=out) is out and out.tolist() == [3, 12]
+
+
+def test_unwrapped_numpy_function():
+    """A NumPy function minpy lacks: NumPy's own on host arrays; refused for an Array
+    being differentiated (its gradient would be lost silently)."""
     from numpy.lib.stride_tricks import sliding_window_view
     xn = numpy.arange(8.0)
-    mp.dispatch.reset_stats()
     r = sliding_window_view(mp.array(xn), 3)
-    check(r, sliding_window_view(xn, 3))
-    assert mp.dispatch.stats()["fallbacks"].get("sliding_window_view") == 1
+    assert type(r) is numpy.ndarray
+    numpy.testing.assert_array_equal(r, sliding_window_view(xn, 3))
+    with pytest.raises(TypeError, match="sliding_window_view: minpy has no version.*"
+                                        "gradient would be lost"):
+        mp.grad(lambda w: mp.sum(sliding_window_view(w, 3)))(mp.array(xn))
+    with pytest.raises(TypeError, match="being differentiated and NumPy would drop"):
+        mp.grad(lambda w: mp.sum(mp.array(numpy.asarray(w))))(mp.array(xn))
+    with installed(), mp.gpu(0):             # off the host: host copies, counted
+        mp.dispatch.reset_stats()
+        r = sliding_window_view(mp.array(xn), 3)
+        check(r, sliding_window_view(xn, 3))
+        assert mp.dispatch.stats()["fallbacks"].get("sliding_window_view") == 1
 
 
 def test_dlpack_round_trips():
@@ -483,7 +514,9 @@ def test_protocols_on_a_device():
                   numpy.concatenate([x]), mp.from_dlpack(x), x.reshape(3, 2).reshape(2, 3)):
             check(r, xn)
             assert r.context == mp.gpu(0)
-        h = numpy.asarray(x)
+        with pytest.raises(TypeError, match="lives on gpu.0.*x.asnumpy"):
+            numpy.asarray(x)               # no silent device-to-host copy
+        h = x.asnumpy()
         assert type(h) is numpy.ndarray and not numpy.shares_memory(h, x._data._a)
         numpy.testing.assert_array_equal(h, xn)
         assert x.tolist() == xn.tolist() and x.item(4) == 4.0 and len(x) == 2

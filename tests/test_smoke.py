@@ -12,8 +12,8 @@ def test_expression_matches_numpy():
     assert r.dtype == numpy.float32
 
 
-def test_numpy_protocols_stay_in_minpy():
+def test_numpy_protocols():
     x = mp.arange(4.0)
-    assert isinstance(numpy.mean(x), mp.Array)
-    assert isinstance(numpy.exp(x), mp.Array)
+    assert isinstance(numpy.mean(x), numpy.float64)      # NumPy's functions answer in NumPy
+    assert isinstance(numpy.exp(x), mp.Array)            # ufuncs and operators stay in minpy
     assert numpy.shares_memory(numpy.asarray(x), x.asnumpy())

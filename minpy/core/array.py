@@ -23,7 +23,7 @@ from ..dispatch import state
 from ..dispatch.context import Context
 from ..dispatch.transfer import ArrayHolder, context_of, data_on, move_raw
 
-__all__ = ["Array", "new", "new_scalar", "wrap", "unwrap_cpu", "wait"]
+__all__ = ["Array", "new", "new_scalar", "wrap", "unwrap_cpu", "wait", "host_operands"]
 
 _ndarray = numpy.ndarray
 _generic = numpy.generic
@@ -218,6 +218,16 @@ class Array(ArrayHolder):
         return self.asnumpy().tobytes(order)
 
     def __array__(self, dtype=None, copy=None):
+        d = self._data
+        if type(d) is not _ndarray:
+            raise TypeError(f"numpy.asarray: this Array lives on {context_of(d)}; NumPy would "
+                            "need a device-to-host copy, which minpy never makes unasked — "
+                            "call x.asnumpy() (or x.as_in_context(minpy.cpu()))")
+        n = self._node
+        if n is not None and n.tape.active:
+            raise TypeError("numpy.asarray: this Array is being differentiated and NumPy "
+                            "would drop its gradient; use minpy's functions on it, or "
+                            "x.asnumpy() / minpy.stop_gradient(x) for its value alone")
         d = self.asnumpy()
         if dtype is not None and d.dtype != dtype:
             if copy is False:
@@ -355,6 +365,45 @@ def wrap(res):
     if g is not None and g.owns(res):
         return new(res)
     return res
+
+
+def _blocks_host(a):
+    """True when Array ``a`` must stay in minpy: it lives off the host or is traced."""
+    if type(a._data) is not _ndarray:
+        return True
+    n = a._node
+    return n is not None and n.tape.active
+
+
+def host_operands(args, kwargs):
+    """``(args, kwargs)`` with their Arrays (in nested lists/tuples too) replaced by host
+    buffers when every one of them lives on the host and is not being differentiated;
+    else None (minpy must run the call). None as well when no Array is found."""
+    if _process.tracers:
+        return None
+    found = False
+    todo = list(args) + list(kwargs.values())
+    while todo:
+        a = todo.pop()
+        t = type(a)
+        if t is Array:
+            if _blocks_host(a):
+                return None
+            found = True
+        elif t is list or t is tuple:
+            todo.extend(a)
+    if not found:
+        return None
+
+    def host(a):
+        t = type(a)
+        if t is Array:
+            wait(a)
+            return a._data
+        if t is tuple or t is list:
+            return t(host(e) for e in a)
+        return a
+    return tuple(host(a) for a in args), {k: host(v) for k, v in kwargs.items()}
 
 
 def unwrap_cpu(a):

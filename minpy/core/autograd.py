@@ -1,4 +1,6 @@
-"""``grad``, ``grad_and_loss``, ``value_and_grad``, ``jacobian``, ``hessian_vector_product``.
+"""``grad``, ``grad_and_loss``, ``value_and_grad``, ``jacobian``, ``hessian_vector_product``,
+``defvjp``/``defvjp_argnums`` and ``customop`` (the rest of autograd's API is
+in :mod:`minpy.core.differentials`).
 
 Forward: the arguments named by ``argnum`` are boxed as leaves of a new tape
 and the function runs, recording every primitive call on traced arrays.
@@ -6,7 +8,13 @@ Backward: nodes reachable from the output are visited in reverse recording
 order (an iterative walk, no recursion), each VJP rule is called with the
 node's unboxed ``(ans, *args, **kwargs)`` and returns a function of the
 output gradient; each node's gradient is dropped as soon as it is consumed.
+
+Custom ops: the tape looks one list/tuple level into arguments; a custom op
+whose arrays sit deeper (or in a dict or namedtuple) is recorded as a derived
+primitive taking each such argument as the flat list of its leaves, whose
+rules rebuild the structure for the user's rule and flatten its gradient.
 """
+import collections.abc
 import functools
 import numbers
 
@@ -15,14 +23,14 @@ import numpy
 from ..dispatch import state
 from ..dispatch.context import current_context
 from ..dispatch.transfer import context_of, move_raw
-from .array import Array, new
+from .array import Array, new, wrap
 from .ops import BROADCAST_TO, ONES_LIKE, REAL, RESHAPE, STACK, SUM, ZEROS_LIKE, apply
 from .primitive import PRIMITIVES, Primitive
 from .tape import Node, OutRef, leaf, new_tape, close_tape, record
 from .wrappers import make_ufunc
 
 __all__ = ["grad", "grad_and_loss", "value_and_grad", "jacobian", "hessian_vector_product",
-           "stop_gradient", "defvjp", "def_nondiff", "backward", "customop"]
+           "stop_gradient", "defvjp", "defvjp_argnums", "def_nondiff", "backward", "customop"]
 
 
 # ---------------------------------------------------------------- rules
@@ -37,20 +45,122 @@ def _prim_of(fn):
     return p
 
 
-def defvjp(fn, *makers, **kw_makers):
+def defvjp(fn, *makers, argnums=None, **kw_makers):
     """Define the VJP rules of primitive ``fn``, one per positional argument.
 
     Each maker is ``maker(ans, *args, **kwargs) -> (lambda g: grad_wrt_arg)``,
     written against minpy's namespace; ``None`` marks an argument without a
     gradient. Keyword-argument rules are given by name. For an argument that
     is a sequence of arrays (``concatenate``), the maker returns a sequence.
+
+    Args:
+        fn: a minpy primitive: a ``minpy.customop``, a namespace function, a
+            :class:`Primitive` or its registered name.
+        *makers: the rules of positional arguments 0, 1, ... (or of the
+            positions in ``argnums``).
+        argnums: as autograd's ``defvjp(f, vjp0, vjp2, argnums=[0, 2])``: the
+            positions the makers are for.
+        **kw_makers: rules of keyword arguments, by name.
+    Returns:
+        ``fn``. See also autograd.extend.defvjp.
     """
     p = _prim_of(fn)
-    rules = dict(p.vjp or {})
-    for i, m in enumerate(makers):
+    if argnums is None:
+        positions = range(len(makers))
+    else:
+        positions = list(argnums)
+        if len(positions) != len(makers) or not all(
+                isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in positions):
+            raise TypeError(f"defvjp({p.qualname}): argnums must be one int per maker; got "
+                            f"{len(makers)} makers and argnums={argnums!r}")
+    rules = _copy_rules(p.vjp)
+    for i, m in zip(positions, makers):
         if m is not None:
-            rules[i] = m
+            rules[int(i)] = m
     rules.update(kw_makers)
+    p.vjp = rules
+    p.nondiff = False
+    return fn
+
+
+class _ArgnumsRules(dict):
+    """A rule table with a rule for every positional argument, made from one
+    autograd-style ``maker(argnums, ans, args, kwargs) -> (g -> tuple of grads)``.
+
+    ``backward`` asks for one argument's rule at a time, so the maker is
+    called with a one-element ``argnums`` for each differentiated argument.
+    """
+
+    def __init__(self, maker, qualname):
+        super().__init__()
+        self.maker = maker
+        self.qualname = qualname
+
+    def _rule(self, i):
+        r = dict.get(self, i)
+        if r is None:
+            maker, name = self.maker, self.qualname
+
+            def r(ans, *args, **kwargs):
+                vjp = maker((i,), ans, args, kwargs)
+
+                def one(g):
+                    out = vjp(g)
+                    if not isinstance(out, (tuple, list)) or len(out) != 1:
+                        raise TypeError(f"minpy.grad: the defvjp_argnums rule of {name} must "
+                                        "return a tuple with one gradient per argnum; for "
+                                        f"argnums=({i},) it returned {type(out).__name__}"
+                                        + (f" of length {len(out)}" if isinstance(
+                                            out, (tuple, list)) else ""))
+                    return out[0]
+                return one
+            dict.__setitem__(self, i, r)
+        return r
+
+    def get(self, key, default=None):
+        if type(key) is int:
+            return self._rule(key)
+        return dict.get(self, key, default)
+
+    def __contains__(self, key):
+        return type(key) is int or dict.__contains__(self, key)
+
+    def __getitem__(self, key):
+        if type(key) is int:
+            return self._rule(key)
+        return dict.__getitem__(self, key)
+
+
+def _copy_rules(vjp):
+    """A copy of a rule table (an ``_ArgnumsRules`` stays one)."""
+    if type(vjp) is _ArgnumsRules:
+        out = _ArgnumsRules(vjp.maker, vjp.qualname)
+        dict.update(out, vjp)
+        return out
+    return dict(vjp or {})
+
+
+def defvjp_argnums(fn, vjp_argnums):
+    """Define all positional-argument VJP rules of primitive ``fn`` with one maker.
+
+    Args:
+        fn: a ``minpy.customop`` (or another minpy primitive).
+        vjp_argnums: ``vjp_argnums(argnums, ans, args, kwargs) -> (lambda g:
+            tuple of gradients)``, one gradient per entry of ``argnums`` in that
+            order. minpy calls it once per differentiated argument, with a
+            one-element ``argnums``.
+    Returns:
+        ``fn``. Replaces any rule defined earlier for ``fn``'s positional
+        arguments. See also autograd.extend.defvjp_argnums.
+    """
+    p = _prim_of(fn)
+    if not callable(vjp_argnums):
+        raise TypeError(f"defvjp_argnums({p.qualname}): the maker must be callable, got "
+                        f"{type(vjp_argnums).__name__}")
+    rules = _ArgnumsRules(vjp_argnums, p.qualname)
+    for k, m in (p.vjp or {}).items():
+        if type(k) is not int:          # keyword rules stay
+            dict.__setitem__(rules, k, m)
     p.vjp = rules
     p.nondiff = False
     return fn
@@ -78,11 +188,17 @@ def _zeros_like(v):
 def backward(tape, out_ref, g):
     """Propagate ``g`` from the output node ``out_ref`` of ``tape`` back to its leaves.
 
-    Walks the tape's nodes newest first (recording order is a topological
-    order), skipping nodes no gradient reached. Returns {leaf Node: gradient}.
+    ``out_ref`` may also be a list of output refs with ``g`` the list of their
+    gradients (seeded together, one walk). Walks the tape's nodes newest first
+    (recording order is a topological order), skipping nodes no gradient
+    reached. Returns {leaf Node: gradient}.
     """
     grads = {}
-    _accumulate(grads, out_ref, g)
+    if type(out_ref) is list:       # several outputs (make_vjp of a tuple): one seed each
+        for r, gr in zip(out_ref, g):
+            _accumulate(grads, r, gr)
+    else:
+        _accumulate(grads, out_ref, g)
     pop = grads.pop
     for node in reversed(tape.nodes):
         gn = pop(node, None)
@@ -170,13 +286,15 @@ def _as_array(x):
 
 
 def _box_tree(x, tape, leaves):
-    """Box every array in nested lists/tuples (named too)/dicts; ``leaves`` collects
-    (node, was_scalar, like)."""
+    """Box every array in nested lists/tuples (named too)/dicts (None stays None);
+    ``leaves`` collects (node, was_scalar, like)."""
     if isinstance(x, (list, tuple)):
         boxed = [_box_tree(e, tape, leaves) for e in x]
         return type(x)(*boxed) if hasattr(x, "_fields") else type(x)(boxed)   # namedtuples
     if isinstance(x, dict):
         return {k: _box_tree(v, tape, leaves) for k, v in x.items()}
+    if x is None:           # an absent part (a layer without bias): gradient None
+        return None
     arr, scalar = _as_array(x)
     b = leaf(arr, tape)
     leaves.append((b._node, scalar, arr))
@@ -216,24 +334,52 @@ def _check_output(out):
                     "minpy.jacobian)")
 
 
-def _check_argnum(argnum):
-    ok = (isinstance(argnum, int) and not isinstance(argnum, bool)) or (
-        isinstance(argnum, (tuple, list)) and argnum and
-        all(isinstance(a, int) and not isinstance(a, bool) for a in argnum))
-    if not ok:
-        raise TypeError(f"minpy.grad: argnum must be an int or a non-empty tuple of ints, "
-                        f"got {argnum!r}")
+def _name(fun):
+    return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def _norm_argnum(argnum, who="minpy.grad"):
+    """``argnum`` as an int, or as a tuple for any sequence of ints (a range, a list)."""
+    if isinstance(argnum, numbers.Integral) and not isinstance(argnum, bool):
+        return int(argnum)
+    if isinstance(argnum, collections.abc.Sequence) and not isinstance(argnum, (str, bytes)):
+        nums = tuple(argnum)
+        if nums and all(isinstance(a, numbers.Integral) and not isinstance(a, bool)
+                        for a in nums):
+            nums = tuple(int(a) for a in nums)
+            if len(set(nums)) != len(nums):
+                raise ValueError(f"{who}: argnum {argnum!r} names an argument twice")
+            return nums
+    raise TypeError(f"{who}: argnum must be an int or a non-empty sequence of ints "
+                    f"(a tuple, list or range), got {argnum!r}")
 
 
 def _one_array(argnum, args):
     return type(argnum) is int and 0 <= argnum < len(args) and type(args[argnum]) is Array
 
 
-def _forward_backward(fun, argnum, args, kwargs):
-    argnums = (argnum,) if isinstance(argnum, int) else tuple(argnum)
+def _check_positions(fun, argnums, nargs, who):
+    """Refuse an argnum out of range, or two naming one argument (after wrapping
+    negatives; ``_norm_argnum`` already refused plain repeats)."""
     for a in argnums:
-        if not -len(args) <= a < len(args):
-            raise IndexError(f"minpy.grad: argnum {a} out of range for {len(args)} arguments")
+        if a >= nargs or a < 0:
+            if not -nargs <= a < nargs:
+                raise IndexError(f"{who}({_name(fun)}): argnum {a} out of range for {nargs} "
+                                 f"positional argument{'s' if nargs != 1 else ''}")
+            if len({b % nargs for b in argnums}) != len(argnums):
+                raise ValueError(f"{who}({_name(fun)}): argnum {argnums} names an argument "
+                                 "twice")
+
+
+def _trace(fun, argnum, args, kwargs, who="minpy.grad"):
+    """Run ``fun`` with the ``argnum`` arguments boxed as leaves of a new tape.
+
+    Returns (tape, leaves, boxed, out): the tape (closed, its nodes kept),
+    [(leaf node, was_scalar, value)] in boxing order, {argnum: boxed argument}
+    and what ``fun`` returned.
+    """
+    argnums = (argnum,) if type(argnum) is int else argnum
+    _check_positions(fun, argnums, len(args), who)
     tape = new_tape()
     leaves = []
     try:
@@ -244,6 +390,19 @@ def _forward_backward(fun, argnum, args, kwargs):
         out = fun(*args, **kwargs)
     finally:
         close_tape(tape)
+    return tape, leaves, boxed, out
+
+
+def _grads_of(found, leaves, boxed, argnum):
+    """The leaves' gradients in the arguments' structure (one, or a tuple for a tuple)."""
+    it = iter([_finish_grad(found.get(node), scalar, like) for node, scalar, like in leaves])
+    if type(argnum) is int:
+        return _restructure(boxed[argnum], it)
+    return tuple(_restructure(boxed[a], it) for a in argnum)
+
+
+def _forward_backward(fun, argnum, args, kwargs):
+    tape, leaves, boxed, out = _trace(fun, argnum, args, kwargs)
     loss = _unboxed(out, tape)
     ref = out._node if type(out) is Array else None
     if ref is None or ref.tape is not tape:
@@ -251,17 +410,15 @@ def _forward_backward(fun, argnum, args, kwargs):
         found = {}
     else:
         if out.size != 1:
-            raise TypeError(f"minpy.grad: the function returned an array of shape {out.shape}; "
-                            "grad needs a scalar output (use minpy.jacobian, or reduce it)")
+            tape.nodes = None
+            raise TypeError(f"minpy.grad({_name(fun)}): the function returned an array of "
+                            f"shape {out.shape}; grad needs a scalar output (use "
+                            "minpy.jacobian, or reduce it)")
         d = loss._data
         found = backward(tape, ref, _host_one(d.shape, d.dtype) if type(d) is numpy.ndarray
                          else apply(ONES_LIKE, loss))
     tape.nodes = None       # free the saved values now
-    grads = [_finish_grad(found.get(node), scalar, like) for node, scalar, like in leaves]
-    it = iter(grads)
-    structured = tuple(_restructure(boxed[a], it) for a in argnums)
-    result = structured[0] if isinstance(argnum, int) else structured
-    return result, loss
+    return _grads_of(found, leaves, boxed, argnum), loss
 
 
 def _forward_backward_one(fun, argnum, args, kwargs):
@@ -287,8 +444,9 @@ def _forward_backward_one(fun, argnum, args, kwargs):
     d = loss._data
     if d.size != 1:
         tape.nodes = None
-        raise TypeError(f"minpy.grad: the function returned an array of shape {d.shape}; "
-                        "grad needs a scalar output (use minpy.jacobian, or reduce it)")
+        raise TypeError(f"minpy.grad({_name(fun)}): the function returned an array of shape "
+                        f"{d.shape}; grad needs a scalar output (use minpy.jacobian, or "
+                        "reduce it)")
     if type(d) is numpy.ndarray:        # _host_one's cache, looked up inline
         one = _ONES.get((d.shape, d.dtype))
         g0 = new(one) if one is not None else _host_one(d.shape, d.dtype)
@@ -327,7 +485,7 @@ def _restructure(boxed, it):
         return type(boxed)(*parts) if hasattr(boxed, "_fields") else type(boxed)(parts)
     if isinstance(boxed, dict):
         return {k: _restructure(v, it) for k, v in boxed.items()}
-    return next(it)
+    return None if boxed is None else next(it)
 
 
 # ---------------------------------------------------------------- public API
@@ -336,14 +494,15 @@ def grad_and_loss(fun, argnum=0):
 
     Args:
         fun: a Python function of minpy arrays returning a scalar.
-        argnum: int or tuple of ints: which arguments to differentiate. An
-            argument may be a nested list/tuple/dict of arrays; its gradient
-            has the same structure. Python floats are differentiable.
+        argnum: an int, or a sequence of ints (tuple, list, range): which
+            positional arguments to differentiate. An argument may be a nested
+            list/tuple/dict of arrays; its gradient has the same structure.
+            Python floats are differentiable.
     Returns:
         A function returning ``(grads, loss)``; ``grads`` is one gradient for
-        an int ``argnum``, a tuple for a tuple. See also autograd.grad.
+        an int ``argnum``, a tuple for a sequence. See also autograd.grad.
     """
-    _check_argnum(argnum)
+    argnum = _norm_argnum(argnum, "minpy.grad_and_loss")
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         return (_forward_backward_one if _one_array(argnum, args) else
@@ -352,8 +511,11 @@ def grad_and_loss(fun, argnum=0):
 
 
 def value_and_grad(fun, argnum=0):
-    """Like :func:`grad_and_loss` but returns ``(loss, grads)`` (JAX/autograd order)."""
-    _check_argnum(argnum)
+    """Like :func:`grad_and_loss` but returns ``(loss, grads)`` (JAX/autograd order).
+
+    See also autograd.value_and_grad.
+    """
+    argnum = _norm_argnum(argnum, "minpy.value_and_grad")
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         g, loss = (_forward_backward_one if _one_array(argnum, args) else
@@ -365,9 +527,20 @@ def value_and_grad(fun, argnum=0):
 def grad(fun, argnum=0):
     """The gradient of scalar function ``fun`` w.r.t. argument(s) ``argnum``.
 
+    Args:
+        fun: a Python function of minpy arrays returning a scalar.
+        argnum: an int, or a sequence of ints (tuple, list, range); arguments
+            may be nested lists/tuples/dicts of arrays and Python floats.
+    Returns:
+        ``(*args, **kwargs) -> gradient`` (a tuple of gradients for a
+        sequence ``argnum``), each in its argument's structure, shape and
+        dtype. For a complex argument, the gradient of the real loss
+        ``Re f`` (usable as a descent direction); autograd's complex
+        convention is the conjugate (see ``holomorphic_grad``).
+
     Nests: ``grad(grad(f))`` is the second derivative. See also autograd.grad.
     """
-    _check_argnum(argnum)
+    argnum = _norm_argnum(argnum, "minpy.grad")
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         return (_forward_backward_one if _one_array(argnum, args) else
@@ -378,52 +551,171 @@ def grad(fun, argnum=0):
 def jacobian(fun, argnum=0):
     """The Jacobian of ``fun`` w.r.t. argument ``argnum``: shape ``out.shape + x.shape``.
 
-    One forward pass, one backward pass per output element. See also autograd.jacobian.
+    Args:
+        fun: a function of minpy arrays returning an array (any shape) or a number.
+        argnum: an int, or a sequence of ints (then a tuple of Jacobians); an
+            argument may be a nested list/tuple/dict of arrays (its Jacobian
+            has that structure, each leaf ``out.shape + leaf.shape``).
+    Returns:
+        ``(*args, **kwargs) -> Jacobian``. One forward pass, one backward
+        pass per output element. See also autograd.jacobian.
     """
+    argnum = _norm_argnum(argnum, "minpy.jacobian")
+    name = _name(fun)
+
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        tape = new_tape()
-        args = list(args)
+        tape, leaves, boxed, out = _trace(fun, argnum, args, kwargs, "minpy.jacobian")
         try:
-            x = args[argnum] = leaf(_as_array(args[argnum])[0], tape)
-            leaf_node, shape, dtype = x._node, x.shape, x.dtype     # fun may rebind x
-            out = fun(*args, **kwargs)
+            value = _unboxed(out, tape)
+            if not (type(value) is Array or
+                    isinstance(value, (numbers.Number, numpy.ndarray, numpy.generic))):
+                raise TypeError(f"minpy.jacobian({name}): the function returned a "
+                                f"{type(out).__name__}; jacobian needs an array or number "
+                                "output")
+            ref = out._node if type(out) is Array else None
+            traced = ref is not None and ref.tape is tape
+            oshape = tuple(numpy.shape(value))
+            size = int(numpy.prod(oshape, dtype=numpy.int64))
+            where = context_of(value._data) if type(value) is Array else current_context()
+            rows = [[] for _ in leaves]
+            if traced:
+                vdt = value.dtype
+                for k in range(size):
+                    basis = numpy.zeros(size, dtype=vdt)
+                    basis[k] = 1
+                    found = backward(tape, ref, new(move_raw(basis.reshape(oshape), where)))
+                    for r, (node, _, like) in zip(rows, leaves):
+                        r.append(_finish_grad(found.get(node), False, like))
         finally:
-            close_tape(tape)
-        value = _unboxed(out, tape)
-        ref = out._node if type(out) is Array else None
-        where = context_of(value._data) if type(value) is Array else current_context()
-        if ref is None or ref.tape is not tape:
-            return new(move_raw(numpy.zeros(tuple(numpy.shape(value)) + tuple(shape), dtype),
-                                where))
-        rows = []
-        for k in range(int(numpy.prod(value.shape))):
-            basis = numpy.zeros(value.size, dtype=value.dtype)
-            basis[k] = 1
-            found = backward(tape, ref, new(move_raw(basis.reshape(value.shape), where)))
-            g = found.get(leaf_node)
-            rows.append(new(move_raw(numpy.zeros(shape, dtype), where)) if g is None else g)
-        tape.nodes = None
-        return apply(RESHAPE, apply(STACK, rows), tuple(value.shape) + tuple(shape))
+            tape.nodes = None
+        jacs = []
+        for r, (node, _, like) in zip(rows, leaves):
+            shape = oshape + tuple(like.shape)
+            if not r:       # an output that does not depend on x, or an empty one
+                jacs.append(new(move_raw(numpy.zeros(shape, like.dtype), where)))
+            else:
+                jacs.append(apply(RESHAPE, apply(STACK, r), shape))
+        it = iter(jacs)
+        if type(argnum) is int:
+            return _restructure(boxed[argnum], it)
+        return tuple(_restructure(boxed[a], it) for a in argnum)
     return wrapped
 
 
-def hessian_vector_product(fun, argnum=0):
-    """``(x, v) -> H(x) @ v`` for scalar ``fun``, by differentiating ``grad(fun) . v``."""
-    g = grad(fun, argnum)
+_MISSING = object()
 
-    def hvp(*args, vector, **kwargs):
-        if isinstance(argnum, int) and -len(args) <= argnum < len(args):
-            xs, vs = numpy.shape(args[argnum]), numpy.shape(vector)
-            if xs != vs:
-                raise ValueError(f"minpy.hessian_vector_product: vector has shape {vs}, "
-                                 f"argument {argnum} has shape {xs}; they must match")
-        cplx = numpy.iscomplexobj(vector)
+
+def _tree_leaves(x, out):
+    """The leaves of nested lists/tuples/dicts ``x`` appended to ``out`` (dicts in key order)."""
+    if isinstance(x, (list, tuple)):
+        for e in x:
+            _tree_leaves(e, out)
+    elif isinstance(x, dict):
+        for k in x:
+            _tree_leaves(x[k], out)
+    else:
+        out.append(x)
+    return out
+
+
+def _check_like(who, what, v, x, where, target="the argument"):
+    """Refuse ``v`` unless it has the structure and leaf shapes of ``x`` (``target``)."""
+    if isinstance(x, (list, tuple, dict)):
+        if isinstance(x, dict):
+            ok = isinstance(v, dict) and set(v) == set(x)
+            keys = list(x)
+        else:
+            ok = isinstance(v, (list, tuple)) and len(v) == len(x)
+            keys = range(len(x))
+        if not ok:
+            raise ValueError(f"{who}: {what}{where} must have the structure of {target}: "
+                             f"{_describe(x)}, got {_describe(v)}")
+        for k in keys:
+            _check_like(who, what, v[k], x[k], f"{where}[{k!r}]", target)
+        return
+    vs, xs = numpy.shape(v), numpy.shape(x)
+    if vs != xs:
+        raise ValueError(f"{who}: {what}{where} has shape {vs}, {target}{where} has shape "
+                         f"{xs}; they must match")
+
+
+def _describe(x):
+    if isinstance(x, dict):
+        return f"a dict with keys {sorted(map(repr, x))}"
+    if isinstance(x, (list, tuple)):
+        return f"a {type(x).__name__} of {len(x)}"
+    return f"a {type(x).__name__}"
+
+
+def _paired_leaves(a, b, out):
+    """(leaf of a, leaf of b) pairs of two like trees, walking ``a`` (dicts by key)."""
+    if isinstance(a, dict):
+        for k in a:
+            _paired_leaves(a[k], b[k], out)
+    elif isinstance(a, (list, tuple)):
+        for x, v in zip(a, b):
+            _paired_leaves(x, v, out)
+    else:
+        out.append((a, b))
+    return out
+
+
+def _vdot_real(a, b):
+    """``Re <a, b>`` = ``sum(Re(a * conj(b)))`` summed over the leaves of two like trees."""
+    total = None
+    for x, v in _paired_leaves(a, b, []):
+        if type(v) is not Array:
+            v = _on_current_context(numpy.asarray(v))
+        if type(x) is not Array:
+            x = _on_current_context(numpy.asarray(x))
+        if v.dtype.kind == "c" or x.dtype.kind == "c":
+            t = apply(SUM, apply(REAL, x * _conjugate(v)))
+        else:
+            t = apply(SUM, x * v)
+        total = t if total is None else total + t
+    return total
+
+
+def hessian_vector_product(fun, argnum=0):
+    """``H(x) @ v`` for scalar ``fun``, by differentiating ``<grad(fun)(x), v>``.
+
+    Args:
+        fun: a scalar function of minpy arrays.
+        argnum: which argument is ``x`` (an int; a sequence gives the product
+            with the block Hessian, ``vector`` then a tuple with one part each).
+    Returns:
+        ``hvp(*args, vector)``: as autograd, the vector is the last positional
+        argument; ``hvp(*args, vector=v)`` works too. ``v`` has ``x``'s shape
+        (or structure); the result too. For complex ``x`` it is ``H v`` with
+        the real inner product, so a holomorphic ``fun`` gets ``conj(f'') v``.
+        See also autograd.hessian_vector_product.
+    """
+    argnum = _norm_argnum(argnum, "minpy.hessian_vector_product")
+    g = grad(fun, argnum)
+    who = f"minpy.hessian_vector_product({_name(fun)})"
+
+    def hvp(*args, vector=_MISSING, **kwargs):
+        if vector is _MISSING:
+            if not args:
+                raise TypeError(f"{who}: missing the vector; call hvp(*args, vector) or "
+                                "hvp(*args, vector=v)")
+            args, vector = args[:-1], args[-1]
+        argnums = (argnum,) if type(argnum) is int else argnum
+        _check_positions(fun, argnums, len(args), "minpy.hessian_vector_product")
+        if type(argnum) is int:
+            x = args[argnum]
+            if not isinstance(x, (list, tuple, dict)):
+                xs, vs = numpy.shape(x), numpy.shape(vector)
+                if xs != vs:
+                    raise ValueError(f"{who}: vector has shape {vs}, argument {argnum} has "
+                                     f"shape {xs}; they must match")
+            _check_like(who, "the vector", vector, x, "")
+        else:
+            _check_like(who, "the vector", vector, tuple(args[a] for a in argnum), "")
 
         def inner(*a):
-            if cplx:      # the real inner product Re<g, v>, so complex x gets H v (not conj)
-                return apply(SUM, apply(REAL, g(*a, **kwargs) * _conjugate(vector)))
-            return apply(SUM, g(*a, **kwargs) * vector)
+            return _vdot_real(g(*a, **kwargs), vector)
         return grad(inner, argnum)(*args)
     return hvp
 
@@ -438,6 +730,124 @@ def stop_gradient(x):
 
 
 # ---------------------------------------------------------------- custom ops
+def _host_result(r):
+    """A custom op's result with NumPy arrays and scalars (and Python floats) as Arrays."""
+    t = type(r)
+    if t is Array:
+        return r
+    if t is tuple or t is list:
+        return t(_host_result(e) for e in r)
+    if isinstance(r, tuple) and hasattr(t, "_make"):
+        return t._make(_host_result(e) for e in r)
+    if t is float or t is complex:
+        return new(numpy.asarray(r))
+    return wrap(r)      # ndarray, NumPy scalar, a GPU backend's array; else as is
+
+
+def _accepting_host(fn):
+    """``fn`` whose NumPy results come back as Arrays (as autograd's primitive allows)."""
+    @functools.wraps(fn)
+    def forward(*args, **kwargs):
+        r = fn(*args, **kwargs)
+        return r if type(r) is Array else _host_result(r)
+    return forward
+
+
+def _is_tree(x):
+    return isinstance(x, (list, tuple, dict))
+
+
+def _traced_inside(x):
+    """True when container ``x`` holds (at any depth) an Array that a tape traces."""
+    for e in (x.values() if isinstance(x, dict) else x):
+        if type(e) is Array:
+            if e._node is not None:
+                return True
+        elif _is_tree(e) and _traced_inside(e):
+            return True
+    return False
+
+
+def _needs_flat(args):
+    """True when an argument holds a traced Array deeper than the tape looks (one level
+    of plain list/tuple): inside a dict, a namedtuple, or a container in a list/tuple."""
+    for a in args:
+        t = type(a)
+        if t is Array:
+            continue
+        if t is list or t is tuple:
+            for e in a:
+                if type(e) is not Array and _is_tree(e) and _traced_inside(e):
+                    return True
+        elif _is_tree(a) and _traced_inside(a):
+            return True
+    return False
+
+
+def _flatten_tree(x, leaves):
+    """The structure spec of ``x`` (hashable; None for a leaf); leaves appended in order."""
+    t = type(x)
+    if isinstance(x, dict):
+        keys = tuple(x)
+        return ("d", t, keys, tuple(_flatten_tree(x[k], leaves) for k in keys))
+    if isinstance(x, (list, tuple)):
+        return ("s", t, len(x), tuple(_flatten_tree(e, leaves) for e in x))
+    leaves.append(x)
+    return None
+
+
+def _unflatten_tree(spec, it):
+    if spec is None:
+        return next(it)
+    kind, t, keys, subs = spec
+    if kind == "d":
+        d = {k: _unflatten_tree(s, it) for k, s in zip(keys, subs)}
+        return d if t is dict else t(d)
+    parts = [_unflatten_tree(s, it) for s in subs]
+    if t is list or t is tuple:
+        return t(parts)
+    return t(*parts) if hasattr(t, "_fields") else t(parts)
+
+
+def _grad_leaf(g):
+    if g is None or type(g) is Array:
+        return g
+    if isinstance(g, numbers.Number) and not isinstance(g, bool):
+        return new(numpy.asarray(g))
+    r = wrap(g)
+    if type(r) is not Array:
+        raise TypeError(f"a gradient must be an array or a number, got {type(g).__name__}")
+    return r
+
+
+def _grad_leaves(g, spec, out, where, who):
+    """Append the per-leaf gradients of ``g`` (structured as ``spec``; None is a zero
+    gradient for a whole sub-structure) to ``out``."""
+    if spec is None:
+        try:
+            out.append(_grad_leaf(g))
+        except TypeError as e:
+            raise TypeError(f"{who}{where}: {e}") from None
+        return
+    kind, t, keys, subs = spec
+    if g is None:
+        for s in subs:
+            _grad_leaves(None, s, out, where, who)
+        return
+    if kind == "d":
+        if not isinstance(g, dict) or set(g) != set(keys):
+            raise TypeError(f"{who}{where}: expected a dict with keys {list(keys)} (the "
+                            f"argument's structure), got {_describe(g)}")
+        for k, s in zip(keys, subs):
+            _grad_leaves(g[k], s, out, f"{where}[{k!r}]", who)
+        return
+    if not isinstance(g, (list, tuple)) or len(g) != keys:
+        raise TypeError(f"{who}{where}: expected a sequence of {keys} (the argument's "
+                        f"structure), got {_describe(g)}")
+    for j, (e, s) in enumerate(zip(g, subs)):
+        _grad_leaves(e, s, out, f"{where}[{j}]", who)
+
+
 class customop:
     """A Python function of minpy arrays made a primitive with your own gradient.
 
@@ -453,7 +863,13 @@ class customop:
             return lambda g: ans * (g - (g * ans).sum(axis=1, keepdims=True))
 
     The forward body is not recorded; the gradient comes from ``def_grad``
-    (``argnum`` selects the argument; call it once per argument).
+    (``argnum`` selects the argument; call it once per argument), or from
+    ``minpy.defvjp`` / ``defvjp_argnums`` on the op. The forward may return
+    NumPy arrays or scalars: they become Arrays. Arguments may be nested
+    lists/tuples/dicts of arrays at any depth (a tuple of lists of ``(W, b)``
+    pairs): the gradient rule of such an argument returns the same structure
+    (``None`` anywhere in it: a zero gradient for that part). See also
+    autograd.extend.primitive.
     """
 
     def __init__(self, fn=None, name=None):
@@ -461,15 +877,17 @@ class customop:
             fn = None
         self._fn = None
         self._prim = None
+        self._flat = {}
         if fn is not None:
             self._set(fn, name)
 
     def _set(self, fn, name=None):
         self._fn = fn
+        self._flat = {}
         functools.update_wrapper(self, fn)
         qual = name or f"customop.{getattr(fn, '__qualname__', 'op')}"
         self._prim = Primitive(qual, fn)
-        self._prim.custom = fn
+        self._prim.custom = _accepting_host(fn)
         self._prim.host_fn = None
 
     def __call__(self, *args, **kwargs):
@@ -478,14 +896,100 @@ class customop:
             return self
         flags = state.thread_flags()
         if flags.depth:
+            if _needs_flat(args) or (kwargs and _needs_flat(kwargs.values())):
+                return self._call_flat(args, kwargs)
             return record(self._prim, args, kwargs)
         if flags.tracer is not None:       # minpy.jit: see Tracer.checked
-            return flags.tracer.checked(self._prim.qualname, self._fn, args, kwargs)
-        return self._fn(*args, **kwargs)
+            return flags.tracer.checked(self._prim.qualname, self._prim.custom, args, kwargs)
+        return self._prim.custom(*args, **kwargs)
+
+    # -- arguments nested deeper than the tape looks: each such argument is passed as
+    # the flat list of its leaves to a derived primitive (the tape traces one level
+    # of lists), which rebuilds the structure for the forward and the rules
+    def _call_flat(self, args, kwargs):
+        flat_args, specs = [], []
+        for a in args:
+            if _is_tree(a):
+                leaves = []
+                specs.append(_flatten_tree(a, leaves))
+                flat_args.append(leaves)
+            else:
+                specs.append(None)
+                flat_args.append(a)
+        flat_kw, kwspecs = {}, []
+        for k, v in (kwargs or _EMPTY).items():
+            if _is_tree(v):
+                leaves = []
+                kwspecs.append((k, _flatten_tree(v, leaves)))
+                flat_kw[k] = leaves
+            else:
+                kwspecs.append((k, None))
+                flat_kw[k] = v
+        key = (tuple(specs), tuple(kwspecs))
+        hit = self._flat.get(key)
+        if hit is None:
+            hit = self._derived(key[0], dict(kwspecs))
+            if len(self._flat) < 64:
+                self._flat[key] = hit
+        prim, rules = hit
+        base = self._prim
+        prim.vjp = None if base.vjp is None else rules
+        prim.nondiff = base.nondiff
+        return record(prim, tuple(flat_args), flat_kw)
+
+    def _derived(self, specs, kwspecs):
+        base = self._prim
+        forward = base.custom
+        name = base.qualname
+
+        def rebuild(flat, flat_kw):
+            args = [a if s is None else _unflatten_tree(s, iter(a))
+                    for a, s in zip(flat, specs)]
+            kw = {k: v if kwspecs.get(k) is None else _unflatten_tree(kwspecs[k], iter(v))
+                  for k, v in flat_kw.items()}
+            return args, kw
+
+        def nested_forward(*flat, **flat_kw):
+            args, kw = rebuild(flat, flat_kw)
+            return forward(*args, **kw)
+
+        def rule_for(address, spec):
+            def rule(ans, *flat, **flat_kw):
+                user = base.vjp.get(address) if base.vjp is not None else None
+                if user is None:
+                    raise TypeError(f"minpy.grad: {name} has no gradient with respect to "
+                                    f"argument {address!r} (define one with "
+                                    f"{name.split('.', 1)[-1]}.def_grad(maker, "
+                                    f"argnum={address!r}))")
+                args, kw = rebuild(flat, flat_kw)
+                vjp = user(ans, *args, **kw)
+                if spec is None:
+                    return vjp
+                who = f"minpy.grad: the gradient {name} returned for argument {address!r}"
+
+                def leaves_vjp(g):
+                    out = []
+                    _grad_leaves(vjp(g), spec, out, "", who)
+                    return out
+                return leaves_vjp
+            return rule
+
+        prim = Primitive(name, nested_forward)
+        prim.custom = nested_forward
+        prim.host_fn = None
+        rules = {i: rule_for(i, s) for i, s in enumerate(specs)}
+        rules.update((k, rule_for(k, s)) for k, s in kwspecs.items())
+        return prim, rules
 
     def def_grad(self, maker, argnum=0):
-        """Register ``maker(ans, *args) -> (lambda g: grad)`` for argument ``argnum``."""
-        rules = dict(self._prim.vjp or {})
+        """Register ``maker(ans, *args) -> (lambda g: grad)`` for argument ``argnum``.
+
+        ``argnum`` is a position (or a keyword name). For an argument that is
+        a nested list/tuple/dict of arrays, ``grad`` has the same structure.
+        Returns ``maker`` (so it works as a decorator).
+        """
+        rules = _copy_rules(self._prim.vjp)
         rules[argnum] = maker
         self._prim.vjp = rules
+        self._prim.nondiff = False
         return maker

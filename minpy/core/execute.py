@@ -18,7 +18,7 @@ from ..dispatch.backend import NUMPY, backend_for
 from ..dispatch.context import Context, current_context, cpu, explicit_context
 from ..dispatch.transfer import context_of, disown, move_operands, move_raw
 from .array import Array, new, unwrap_cpu, wrap
-from .primitive import CREATE, SELF
+from .primitive import COMPUTE, CREATE, SELF
 
 __all__ = ["run", "run_untraced", "choose_context", "mutated"]
 
@@ -250,7 +250,13 @@ def _result(prim, args, kwargs, res):
         target = _written(prim, args, kwargs)
         if type(target) is Array:
             mutated(target)
-    return wrap(res)
+    r = wrap(res)
+    if type(r) is Array and type(res) is not _ndarray and not r._scalar and r._data.ndim == 0 \
+            and (prim.placement == COMPUTE or prim.qualname == "ndarray.__getitem__"):
+        # a 0-d device array (CuPy's reductions, ufuncs, x[i, j]) where NumPy returns a
+        # scalar: marked so, as on the host (the value stays on the device)
+        r._scalar = True
+    return r
 
 
 def _placed(res, ctx):

@@ -6,7 +6,9 @@ built: this is where core meets the namespace.
 """
 import numpy
 
-from ..core.array import Array, new, wrap
+from ..core.array import Array, host_operands, new, wrap
+from ..core.methods import writes_into_array
+from ..core.tape import recording
 from ..dispatch import state
 from ..dispatch.stats import count_fallback
 
@@ -72,8 +74,15 @@ def _bind(f):
 
 
 def _host_fallback(func, args, kwargs):
-    """A NumPy function minpy does not wrap, called on host copies (counted)."""
-    count_fallback(getattr(func, "__name__", repr(func)))
+    """A NumPy function minpy does not wrap, on GPU arrays: called on host copies
+    (counted); refused for an Array being differentiated (its gradient would be lost)."""
+    name = getattr(func, "__name__", repr(func))
+    if recording() and _any_traced(args, kwargs):
+        raise TypeError(f"numpy.{name}: minpy has no version of this NumPy function and an "
+                        "Array being differentiated reached it, so its gradient would be "
+                        "lost; use minpy's functions, or minpy.stop_gradient(x) to pass the "
+                        "value alone")
+    count_fallback(name)
 
     def host(a):
         t = type(a)
@@ -86,6 +95,15 @@ def _host_fallback(func, args, kwargs):
 
 
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
+def _any_traced(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        items = a if type(a) in (list, tuple) else (a,)
+        if any(type(e) is Array and e._node is not None and e._node.tape.active
+               for e in items):
+            return True
+    return False
 
 
 def install(ns, np_to_minpy):
@@ -149,6 +167,11 @@ def install(ns, np_to_minpy):
 
     def __array_function__(self, func, types, args, kwargs):
         f = NP_TO_MINPY.get(func)
+        prim = getattr(f, "_prim", None)
+        if (prim is None or prim.mutates is None) and not writes_into_array(kwargs):
+            host = host_operands(args, kwargs)
+            if host is not None:      # host arrays, nothing traced: NumPy's own answer
+                return func(*host[0], **host[1])
         if f is None:
             return _host_fallback(func, args, kwargs)
         return f(*args, **kwargs)

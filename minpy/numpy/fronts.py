@@ -223,9 +223,15 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     Differentiable: under a gradient tape ``func1d`` runs on minpy slices and
     the results are stacked, so gradients flow through what it does.
     """
-    if recording():
+    if recording() or _off_host(arr):
+        # func1d returns minpy arrays: a backend's apply_along_axis (CuPy's) cannot take
+        # them, so off the host the slices are stacked by minpy too
         return _apply_along_axis_traced(func1d, axis, arr, *args, **kwargs)
     return gen.apply_along_axis(func1d, axis, arr, *args, **kwargs)
+
+
+def _off_host(x):
+    return type(x) is Array and type(x._data) is not _ndarray
 
 
 def apply_over_axes(func, a, axes):
@@ -233,7 +239,7 @@ def apply_over_axes(func, a, axes):
 
     Differentiable: under a gradient tape ``func`` runs on minpy arrays.
     """
-    if not recording():
+    if not recording() and not _off_host(a):
         return gen.apply_over_axes(func, a, axes)
     val = asarray(a)
     n = val.ndim

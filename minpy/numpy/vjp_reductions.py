@@ -19,6 +19,13 @@ use minpy's own functions, so they are differentiable again (grad of grad).
   weights= get none; overwrite_input=True is refused (it reorders the input).
 - Complex: check_grads' convention, a holomorphic f has VJP ``g * conj(f')``;
   ``var(z)`` gives ``2 (z - mean) / (N - ddof)``; corrcoef is real-only.
+- std/nanstd where the result is 0 (a single-element axis, or a constant
+  slice): the gradient is 0, the finite-difference answer (as HIPS autograd
+  gives for one element) rather than the 0/0 = NaN of ``(x - m) / (std (N -
+  ddof))``; for a single-element axis it is exact at every order. (A constant
+  slice of several elements is a kink of std: no derivative exists there and
+  0 is the central difference.) var needs no such care: ``2 (x - m) / (N -
+  ddof)`` is 0 there already.
 """
 import math
 
@@ -257,8 +264,15 @@ def _var_rule(std, nan, for_mean=False):
             x = _arr(a) if not nan else mnp.where(mask, a, 0)
             m = mean if mean is not _NO else mnp.mean(
                 x, axis=axes, dtype=dtype, keepdims=True, where=True if mask is None else mask)
-            gb = _expand(g, shape, axes)
-            coef = gb / (_expand(ans, shape, axes) * (n - ddof)) if std else gb * (2 / (n - ddof))
+            gk = _keep(g, shape, axes)          # reduced shapes until the last product
+            if std:
+                # d std = (x - m) / (std (N - ddof)); where std is 0 the finite-difference
+                # answer, 0 (the division by a safe 1 keeps grad of grad free of NaN)
+                s = _keep(ans, shape, axes)
+                zero = _const(s) == 0
+                coef = mnp.where(zero, 0, gk) / (mnp.where(zero, 1, s) * (n - ddof))
+            else:
+                coef = gk * (2 / (n - ddof))
             r = _masked(coef * (x - m), mask)
             if for_mean:
                 return _cast_like(unbroadcast(-mnp.sum(r, axis=axes, keepdims=True), mean), mean)

@@ -1,0 +1,67 @@
+"""Per-call overhead before and after a change: bench_overhead.py run on two revisions
+of minpy, alternating, in one run.
+
+    python benchmarks/bench_overhead_change.py BASE_REV [--rounds 3] [--sizes 4]
+
+BASE_REV is checked out into a temporary git worktree; each round runs
+bench_overhead.py --json once with the base on ``sys.path`` and once with this
+checkout, so machine noise hits both alike. The table gives, per case, the best
+minpy/NumPy ratio of each revision and their quotient (after / before; 1.00 =
+unchanged).
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _timing import print_table   # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+def run_overhead(tree, sizes):
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run([sys.executable, str(HERE / "bench_overhead.py"), "--json",
+                          "--sizes", sizes], env=env, capture_output=True, text=True,
+                         check=True, cwd=str(tree))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("base")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--sizes", default="4")
+    opts = ap.parse_args()
+    best = {"before": {}, "after": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = pathlib.Path(tmp) / "base"
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(base),
+                        opts.base], check=True, capture_output=True)
+        try:
+            for _ in range(opts.rounds):
+                for label, tree in (("before", base), ("after", REPO)):
+                    for case, (t_np, t_mp) in run_overhead(tree, opts.sizes).items():
+                        r = t_mp / t_np
+                        best[label][case] = min(best[label].get(case, r), r)
+        finally:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
+                            str(base)], check=False, capture_output=True)
+    rows = []
+    for case in best["after"]:
+        b = best["before"].get(case)
+        a = best["after"][case]
+        rows.append([case, "-" if b is None else f"{b:6.2f}x", f"{a:6.2f}x",
+                     "-" if b is None else f"{a / b:5.2f}"])
+    print(f"base {opts.base} vs this checkout; {opts.rounds} rounds, best ratio of each")
+    print_table("minpy/NumPy per-call ratio, before and after (after/before: 1.00 = unchanged)",
+                ["case", "before", "after", "after/before"], rows)
+
+
+if __name__ == "__main__":
+    main()
