@@ -11,7 +11,6 @@ unchanged).
 """
 import argparse
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -24,10 +23,25 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 
 
+# Runs bench_overhead.py with minpy imported from the tree given: an editable install's
+# import hook would otherwise win over sys.path, so it is taken out first.
+_BOOT = """
+import runpy, sys
+tree, script = sys.argv[1], sys.argv[2]
+sys.meta_path[:] = [f for f in sys.meta_path
+                    if not type(f).__module__.startswith("__editable__")]
+sys.path.insert(0, tree)
+import minpy
+if not minpy.__file__.startswith(tree):
+    sys.exit(f"minpy imported from {minpy.__file__}, not from {tree}")
+sys.argv = [script] + sys.argv[3:]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
 def run_overhead(tree, sizes):
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, str(HERE / "bench_overhead.py"), "--json",
-                          "--sizes", sizes], env=env, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", _BOOT, str(tree), str(HERE / "bench_overhead.py"),
+                          "--json", "--sizes", sizes], capture_output=True, text=True,
                          check=True, cwd=str(tree))
     return json.loads(out.stdout.strip().splitlines()[-1])
 

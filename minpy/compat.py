@@ -33,6 +33,7 @@ import numpy
 from . import dispatch
 from . import numpy as mnp
 from .core import autograd
+from .core.custom_ops import customop as _core_customop
 from .core.array import Array, new
 from .dispatch import Context, cpu, gpu, current_context   # noqa: F401  (minpy.context)
 from .dispatch.context import explicit_context
@@ -304,7 +305,7 @@ class ArrayType(enum.Enum):
 
 
 # ---------------------------------------------------------------- custom operators
-class _HostCustomOp(autograd.customop):
+class _HostCustomOp(_core_customop):
     """A customop whose forward and gradient functions see host NumPy arrays."""
 
     def def_grad(self, maker, argnum=0):
@@ -332,9 +333,9 @@ def customop(op_type):
     (MinPy's MXNet arrays are minpy's GPU arrays). See also minpy.customop.
     """
     if callable(op_type):
-        return autograd.customop(op_type)
+        return _core_customop(op_type)
     if op_type == "mxnet":
-        return autograd.customop
+        return _core_customop
     if op_type != "numpy":
         raise ValueError(f"customop: op_type must be 'numpy' or 'mxnet', got {op_type!r}")
 

@@ -5,7 +5,7 @@ side), ``execute`` (run a call on a device), ``tape`` (recording),
 ``ops`` (the primitives core itself calls; gradient shapes), ``inplace``
 (writes under a tape), ``async_work`` (async mode on the engine), ``call``
 (the front door), ``wrappers`` (public callables), ``methods`` (Array's
-operators and primitive methods), ``autograd`` (grad and friends),
+operators and primitive methods), ``autograd`` (grad and friends), ``custom_ops``,
 ``differentials`` (autograd's other operators: make_vjp, make_jvp, hessian ...).
 """
 from .array import Array, new, wrap, unwrap_cpu
@@ -15,6 +15,7 @@ from .inplace import def_inplace_replay
 from .wrappers import make_function, make_ufunc, ufunc
 from . import methods      # noqa: F401  (installs Array's operators and primitive methods)
 from .autograd import (grad, grad_and_loss, value_and_grad, jacobian, hessian_vector_product,
-                       stop_gradient, defvjp, defvjp_argnums, def_nondiff, customop)
+                       stop_gradient, defvjp, defvjp_argnums, def_nondiff)
+from .custom_ops import customop
 from .differentials import (elementwise_grad, make_vjp, make_jvp, hessian, grad_named,
                             holomorphic_grad)

@@ -31,7 +31,8 @@ import numbers
 
 import numpy
 
-from ..core.autograd import customop, defvjp, def_nondiff, stop_gradient
+from ..core.autograd import defvjp, def_nondiff, stop_gradient
+from ..core.custom_ops import customop
 from ..core.wrappers import ufunc as _ufunc_type
 from ..core.array import Array, new, wait
 from ..core.tape import recording

@@ -27,7 +27,8 @@ import numpy
 import scipy.integrate as _scipy_integrate
 
 from ..core.array import Array, new
-from ..core.autograd import customop, grad
+from ..core.autograd import grad
+from ..core.custom_ops import customop
 from ..dispatch.context import cpu
 from ..dispatch.transfer import context_of, move_raw
 from .. import numpy as mnp
