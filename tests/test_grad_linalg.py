@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 import minpy
 import minpy.numpy as mnp
 from minpy.testing import check_grads
+from _matrices import well_conditioned
 from standin import standin_gpu  # noqa: F401  (fixture)
 
 LA = mnp.linalg
@@ -26,18 +27,9 @@ def C(*shape):
 
 
 def well(*shape, cplx=False, hermitian=False, seed=None):
-    """Stack of n x n matrices Q diag(s) P^H, s in [1, 3] (P = Q if hermitian)."""
+    """Stack of well-conditioned n x n matrices as an Array (Hermitian PD if hermitian)."""
     r = RNG if seed is None else numpy.random.default_rng(seed)
-    *batch, n, _ = shape
-    out = []
-    for _ in range(int(numpy.prod(batch, dtype=int))):
-        def unitary():
-            x = r.standard_normal((n, n)) + (1j * r.standard_normal((n, n)) if cplx else 0)
-            return numpy.linalg.qr(x)[0]
-        q = unitary()
-        p = q if hermitian else unitary()
-        out.append((q * r.uniform(1, 3, n)) @ p.conj().T)
-    return mnp.array(numpy.reshape(out, shape))
+    return mnp.array(well_conditioned(shape, r, hermitian=hermitian, cplx=cplx))
 
 
 # ---------------------------------------------------------------- inverses, solves

@@ -17,24 +17,17 @@ import minpy.numpy as mnp
 from minpy.scipy import linalg as L
 from minpy.scipy import _util
 from minpy.testing import check_grads
+
+from _matrices import well_conditioned
 from standin import StandinNamespace, installed
 
 RNG = numpy.random.default_rng(5)
 
 
 def well(*shape, seed=None, spd=False, cplx=False):
-    """Stack of well-conditioned n x n matrices Q diag(s) P^H, s in [1, 3] (SPD: P = Q)."""
+    """Host stack of well-conditioned n x n matrices (SPD when ``spd``)."""
     r = RNG if seed is None else numpy.random.default_rng(seed)
-    *batch, n, _ = shape
-    out = []
-    for _ in range(int(numpy.prod(batch, dtype=int))):
-        def unitary():
-            x = r.standard_normal((n, n)) + (1j * r.standard_normal((n, n)) if cplx else 0)
-            return numpy.linalg.qr(x)[0]
-        q = unitary()
-        p = q if spd else unitary()
-        out.append((q * r.uniform(1, 3, n)) @ p.conj().T)
-    return numpy.reshape(out, shape)
+    return well_conditioned(shape, r, hermitian=spd, cplx=cplx)
 
 
 def tri(*shape, lower=False, cplx=False):

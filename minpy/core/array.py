@@ -20,10 +20,11 @@ import numpy
 
 from .. import engine
 from ..dispatch import state
-from ..dispatch.context import Context
+from ..dispatch.context import Context, context_named
 from ..dispatch.transfer import ArrayHolder, context_of, data_on, move_raw
 
-__all__ = ["Array", "new", "new_scalar", "wrap", "unwrap_cpu", "wait", "host_operands"]
+__all__ = ["Array", "new", "new_scalar", "wrap", "unwrap_cpu", "wait", "host_operands",
+           "arrays_in", "is_traced"]
 
 _ndarray = numpy.ndarray
 _generic = numpy.generic
@@ -94,17 +95,15 @@ class Array(ArrayHolder):
     def to_device(self, device, /, *, stream=None):
         """This array on ``device`` (a Context, or 'cpu' / 'gpu' / 'gpu:N'): itself if it
         lives there already, else a copy. See also the array API's ``to_device``."""
-        if isinstance(device, str):
-            kind, _, idx = device.partition(":")
-            if kind not in ("cpu", "gpu") or (idx and not idx.isdigit()):
+        ctx = context_named(device)
+        if ctx is None:
+            if isinstance(device, str):
                 raise ValueError(f"to_device: unknown device {device!r}; expected a Context, "
                                  "'cpu', 'gpu' or 'gpu:N'")
-            device = Context(kind, int(idx or 0))
-        elif not isinstance(device, Context):
             raise TypeError(f"to_device: device must be a minpy Context, got {device!r}")
         if stream is not None:
             raise ValueError("to_device: minpy orders copies on its engine; stream must be None")
-        return self.as_in_context(device)
+        return self.as_in_context(ctx)
 
     def copyto(self, ctx):
         """A copy of this array on ``ctx`` (a Context), or into Array ``ctx``."""
@@ -223,8 +222,7 @@ class Array(ArrayHolder):
             raise TypeError(f"numpy.asarray: this Array lives on {context_of(d)}; NumPy would "
                             "need a device-to-host copy, which minpy never makes unasked — "
                             "call x.asnumpy() (or x.as_in_context(minpy.cpu()))")
-        n = self._node
-        if n is not None and n.tape.active:
+        if is_traced(self):
             raise TypeError("numpy.asarray: this Array is being differentiated and NumPy "
                             "would drop its gradient; use minpy's functions on it, or "
                             "x.asnumpy() / minpy.stop_gradient(x) for its value alone")
@@ -367,10 +365,20 @@ def wrap(res):
     return res
 
 
-def _blocks_host(a):
-    """True when Array ``a`` must stay in minpy: it lives off the host or is traced."""
-    if type(a._data) is not _ndarray:
-        return True
+def arrays_in(args, kwargs):
+    """The Arrays among ``args`` and ``kwargs``' values, in nested lists/tuples too."""
+    todo = list(args) + list(kwargs.values())
+    while todo:
+        a = todo.pop()
+        t = type(a)
+        if t is Array:
+            yield a
+        elif t is list or t is tuple:
+            todo.extend(a)
+
+
+def is_traced(a):
+    """True when Array ``a`` is being differentiated (a node of an active tape)."""
     n = a._node
     return n is not None and n.tape.active
 
@@ -382,16 +390,10 @@ def host_operands(args, kwargs):
     if _process.tracers:
         return None
     found = False
-    todo = list(args) + list(kwargs.values())
-    while todo:
-        a = todo.pop()
-        t = type(a)
-        if t is Array:
-            if _blocks_host(a):
-                return None
-            found = True
-        elif t is list or t is tuple:
-            todo.extend(a)
+    for a in arrays_in(args, kwargs):
+        if type(a._data) is not _ndarray or is_traced(a):
+            return None
+        found = True
     if not found:
         return None
 

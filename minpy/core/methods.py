@@ -15,7 +15,7 @@ from .ops import ASTYPE, COPY, GETITEM, SETITEM, VIEW
 from .tape import record_getitem
 from .wrappers import make_function, make_ufunc
 
-__all__ = ["astype", "copy", "view", "writes_into_array"]
+__all__ = ["astype", "copy", "view"]
 
 _process = state.process
 _per_thread = state.per_thread
@@ -76,14 +76,6 @@ def _copy_method(self, order="C"):
 
 def _view_method(self, *args, **kwargs):
     return view(self, *args, **kwargs)
-
-
-def writes_into_array(kwargs):
-    """True when ``out=`` names a minpy Array (the write must go through minpy)."""
-    out = kwargs.get("out") if kwargs else None
-    if out is None:
-        return False
-    return type(out) is Array or (type(out) is tuple and any(type(o) is Array for o in out))
 
 
 def _array_ufunc(self, uf, method, *inputs, **kwargs):

@@ -72,6 +72,18 @@ def gpu(device_id=0):
     return Context("gpu", device_id)
 
 
+def context_named(device):
+    """The Context a device name means ('cpu', 'gpu', 'gpu:N'; a Context is itself),
+    or None when ``device`` names none."""
+    if isinstance(device, Context):
+        return device
+    if isinstance(device, str):
+        kind, _, idx = device.partition(":")
+        if kind in ("cpu", "gpu") and (not idx or idx.isdigit()):
+            return Context(kind, int(idx or 0))
+    return None
+
+
 def current_context():
     """The innermost ``with ctx:`` context of this thread, else ``cpu(0)``."""
     s = getattr(_local, "stack", None)

@@ -8,6 +8,7 @@ and the Array methods bound to them (:mod:`.array_methods`). The gradient
 rules (``vjp_*``, listed in :mod:`.gradients`) are loaded by ``minpy``.
 """
 import sys as _sys
+import types as _types
 
 import numpy as _numpy
 
@@ -34,7 +35,7 @@ __array_api_version__ = "2024.12"
 def _sign_like_numpy(mine_module, np_module):
     for name in dir(mine_module):
         mine, theirs = getattr(mine_module, name), getattr(np_module, name, None)
-        if (type(mine).__name__ == "function" and callable(theirs)
+        if (type(mine) is _types.FunctionType and callable(theirs)
                 and not hasattr(mine, "__wrapped__") and not name.startswith("_")):
             mine.__wrapped__ = theirs
 

@@ -16,7 +16,7 @@ from ..core.ops import DECLARED, method_first
 from ..core.primitive import COMPUTE, CREATE, SELF
 from ..core.wrappers import make_function, make_ufunc
 from ..dispatch import state
-from ..dispatch.context import Context
+from ..dispatch.context import context_named
 
 # Pure utilities: take no arrays, return no arrays (NumPy's object is reused).
 UTILITIES = frozenset({
@@ -99,16 +99,13 @@ def device_as_context(name, device, ctx=None):
     or ``ctx`` when it is None."""
     if device is None:
         return ctx
-    if isinstance(device, str):
-        kind, _, idx = device.partition(":")
-        if kind in ("cpu", "gpu") and (not idx or idx.isdigit()):
-            device = Context(kind, int(idx or 0))
-    if not isinstance(device, Context):
+    named = context_named(device)
+    if named is None:
         raise ValueError(f"{name}: device={device!r} is not a device; expected a minpy "
                          "Context (minpy.cpu(0), minpy.gpu(i)) or 'cpu' / 'gpu:N'")
-    if ctx is not None and ctx != device:
-        raise ValueError(f"{name}: ctx={ctx} and device={device} disagree")
-    return device
+    if ctx is not None and ctx != named:
+        raise ValueError(f"{name}: ctx={ctx} and device={named} disagree")
+    return named
 
 
 def with_device_keyword(fn):
@@ -117,7 +114,7 @@ def with_device_keyword(fn):
         r = fn(*args, **kwargs)
         if device is None:
             return r
-        return r.to_device(device_as_context(on_device.__name__, device))
+        return r.as_in_context(device_as_context(on_device.__name__, device))
     for attr in ("__name__", "__qualname__", "__doc__", "_prim", "__wrapped_numpy__"):
         setattr(on_device, attr, getattr(fn, attr))
     return on_device

@@ -6,8 +6,7 @@ built: this is where core meets the namespace.
 """
 import numpy
 
-from ..core.array import Array, host_operands, new, wrap
-from ..core.methods import writes_into_array
+from ..core.array import Array, arrays_in, host_operands, is_traced, new, wrap
 from ..core.tape import recording
 from ..dispatch import state
 from ..dispatch.stats import count_fallback
@@ -77,7 +76,7 @@ def _host_fallback(func, args, kwargs):
     """A NumPy function minpy does not wrap, on GPU arrays: called on host copies
     (counted); refused for an Array being differentiated (its gradient would be lost)."""
     name = getattr(func, "__name__", repr(func))
-    if recording() and _any_traced(args, kwargs):
+    if recording() and any(map(is_traced, arrays_in(args, kwargs))):
         raise TypeError(f"numpy.{name}: minpy has no version of this NumPy function and an "
                         "Array being differentiated reached it, so its gradient would be "
                         "lost; use minpy's functions, or minpy.stop_gradient(x) to pass the "
@@ -97,13 +96,10 @@ def _host_fallback(func, args, kwargs):
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
-def _any_traced(args, kwargs):
-    for a in list(args) + list(kwargs.values()):
-        items = a if type(a) in (list, tuple) else (a,)
-        if any(type(e) is Array and e._node is not None and e._node.tape.active
-               for e in items):
-            return True
-    return False
+def _writes_into_array(kwargs):
+    """True when ``out=`` names a minpy Array (the write must go through minpy)."""
+    out = kwargs.get("out")
+    return type(out) is Array or (type(out) is tuple and any(type(o) is Array for o in out))
 
 
 def install(ns, np_to_minpy):
@@ -168,7 +164,7 @@ def install(ns, np_to_minpy):
     def __array_function__(self, func, types, args, kwargs):
         f = NP_TO_MINPY.get(func)
         prim = getattr(f, "_prim", None)
-        if (prim is None or prim.mutates is None) and not writes_into_array(kwargs):
+        if (prim is None or prim.mutates is None) and not _writes_into_array(kwargs):
             host = host_operands(args, kwargs)
             if host is not None:      # host arrays, nothing traced: NumPy's own answer
                 return func(*host[0], **host[1])

@@ -7,7 +7,7 @@ See also numpy.__array_namespace_info__.
 """
 import numpy
 
-from ..dispatch.context import Context, cpu, current_context, gpu, num_gpus
+from ..dispatch.context import cpu, current_context, gpu, num_gpus
 
 __all__ = ["__array_namespace_info__", "Info"]
 
@@ -74,9 +74,8 @@ class Info:
 
     def _check_device(self, device):
         if device is not None and device not in self.devices():
-            kind = type(device).__name__ if not isinstance(device, Context) else repr(device)
-            raise ValueError(f"__array_namespace_info__: unknown device {kind}; devices are "
-                             f"{self.devices()}")
+            raise ValueError(f"__array_namespace_info__: unknown device {device!r}; devices "
+                             f"are {self.devices()}")
 
     def __repr__(self):
         return "<minpy array namespace info>"

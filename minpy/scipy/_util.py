@@ -14,6 +14,7 @@ import numbers
 
 import numpy
 import scipy.linalg
+import scipy.signal
 import scipy.special
 
 from ..core.array import Array
@@ -28,12 +29,13 @@ __all__ = ["CPU_NAMESPACES", "GPU_NAMESPACES", "backend_namespace", "ScipyPrimit
            "jit_tracing", "is_number", "host_value", "log_prob"]
 
 # SciPy's submodules on the CPU
-CPU_NAMESPACES = {"special": scipy.special, "linalg": scipy.linalg}
+CPU_NAMESPACES = {"special": scipy.special, "linalg": scipy.linalg, "signal": scipy.signal}
 
 # name of a GPU backend's array namespace -> {submodule: its SciPy counterpart}; a
 # string is a module imported on first use (None once the import failed). Tests add
 # entries for their stand-in device.
-GPU_NAMESPACES = {"cupy": {"special": "cupyx.scipy.special", "linalg": "cupyx.scipy.linalg"}}
+GPU_NAMESPACES = {"cupy": {"special": "cupyx.scipy.special", "linalg": "cupyx.scipy.linalg",
+                           "signal": "cupyx.scipy.signal"}}
 
 
 def backend_namespace(xp, sub):

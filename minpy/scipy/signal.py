@@ -37,7 +37,7 @@ from ..core.primitive import register
 from ..core.wrappers import make_function
 from .. import numpy as mnp
 from ..numpy.rule_helpers import cast_like, conj_if_complex
-from ._util import CPU_NAMESPACES, GPU_NAMESPACES, ScipyPrimitive, backend_namespace
+from ._util import ScipyPrimitive, backend_namespace
 
 __all__ = ["convolve", "correlate"]
 
@@ -50,8 +50,6 @@ _WINDOW_CHUNK = 1 << 22
 # ---------------------------------------------------------------- the SciPy form
 # scipy.signal on the host, cupyx.scipy.signal on CuPy (see ._util: a GPU backend
 # whose namespace lacks it falls back to the host, counted)
-CPU_NAMESPACES.setdefault("signal", _scipy_signal)
-GPU_NAMESPACES.setdefault("cupy", {}).setdefault("signal", "cupyx.scipy.signal")
 
 
 def _convolve_forward(xp, in1, in2, mode, method):
