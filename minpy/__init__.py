@@ -20,6 +20,11 @@ from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, execut
 from .symbol.jit import jit, JitTraceError   # noqa: F401
 from . import core
 from . import kvstore   # noqa: F401  (MXNet's KVStore)
+from . import nd   # noqa: F401  (MXNet's mx.nd.load/save of .params files)
+# MXNet's training front: mx.module (minpy.mod stays NumPy's mod), mx.metric, mx.callback,
+# mx.initializer / mx.init
+from . import module, metric, callback, initializer   # noqa: F401
+from . import initializer as init   # noqa: F401
 from . import compat
 from . import misc   # noqa: F401  (autograd's misc: flatten, optimizers)
 from . import numpy as _namespace

@@ -216,7 +216,7 @@ def test_attributes():
     w = sym.Variable("w", attr={"__lr_mult__": "0.1"}, lr_mult=0.5, wd_mult=0, dtype="float64",
                      __init__="zeros")
     assert w.attr("__lr_mult__") == "0.5" and w.attr("__wd_mult__") == "0"
-    assert w.attr("__dtype__") == "float64" and w.attr("nothing") is None
+    assert w.attr("__dtype__") == "1" and w.attr("nothing") is None     # MXNet's type code
     fc = sym.FullyConnected(sym.Variable("x"), weight=w, num_hidden=2, name="fc",
                             attr={"ctx_group": "dev1"})
     fc._set_attr(__mirror_stage__=2, force_mirroring="True")
@@ -253,11 +253,13 @@ def test_json_round_trip_forward_equal(make, shapes, tmp_path):
            for k, s in zip(net.list_auxiliary_states(), aux_shapes)}
     text = net.tojson()
     doc = json.loads(text)
-    assert doc["minpy_symbol"] == 1 and doc["heads"]
+    assert doc["attrs"] == {"mxnet_version": ["int", 10901]} and doc["heads"]   # MXNet's format
+    own = net.tojson("minpy")
+    assert json.loads(own)["minpy_symbol"] == 1
     back = sym.load_json(text)
     assert back.list_arguments() == net.list_arguments()
     assert back.list_outputs() == net.list_outputs()
-    assert back.tojson() == text
+    assert back.tojson() == text and sym.load_json(own).tojson("minpy") == own
     net.save(tmp_path / "net.json")
     loaded = sym.load(tmp_path / "net.json")
     a = _forward(net, params, shapes, aux)
@@ -267,14 +269,14 @@ def test_json_round_trip_forward_equal(make, shapes, tmp_path):
 
 
 def _doc():
-    return json.loads(mlp().tojson())
+    return json.loads(mlp().tojson("minpy"))
 
 
 @pytest.mark.parametrize("mutate,message", [
     (lambda d: "{not json", "not JSON"),
     (lambda d: [1, 2], "top level must be an object"),
     (lambda d: {k: v for k, v in d.items() if k != "minpy_symbol" and k != "nodes"},
-     "missing the 'minpy_symbol' version key"),
+     "no 'minpy_symbol' version key"),
     (lambda d: dict(d, minpy_symbol=99), "unsupported version 99"),
     (lambda d: dict(d, heads=[]), "'heads' is empty"),
     (lambda d: dict(d, heads=[[99, 0]]), "head 0: node index 99 out of range"),

@@ -14,7 +14,7 @@ parallelism: replicas on several devices and workers, kept equal through a
 KVStore) and ``minpy.nn.checkpoint``.
 """
 from . import (layers, init, optim, schedule, io, readers, bucketing, checkpoint, model,
-               parallel, solver)
+               parallel, solver, module, metric, callback)
 
 __all__ = ["layers", "init", "optim", "schedule", "io", "readers", "bucketing", "checkpoint",
-           "model", "parallel", "solver"]
+           "model", "parallel", "solver", "module", "metric", "callback"]

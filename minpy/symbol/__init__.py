@@ -31,6 +31,7 @@ from .checks import check_symbol_grad, check_symbol_forward
 from . import zoo
 from .function import function, Function
 from .jit import jit, JitFunction, JitTraceError
+from .checkpoint import load_checkpoint, save_checkpoint, load_params
 
 globals().update(OP_FUNCTIONS)
 
@@ -45,10 +46,13 @@ Softmax = SoftmaxOutput                 # noqa: F821
 broadcast_plus = broadcast_add          # noqa: F821
 broadcast_minus = broadcast_sub         # noqa: F821
 broadcast_pow = broadcast_power         # noqa: F821
+fromjson = load_json
 
 
 def load(fname):
-    """Load a Symbol saved with ``Symbol.save`` (JSON file)."""
+    """Load a Symbol from a JSON file: one ``Symbol.save`` wrote, or any MXNet 1.x
+    ``*-symbol.json`` (legacy pre-NNVM files upgraded as MXNet does). See also
+    mxnet.symbol.load."""
     with open(fname, encoding="utf-8") as f:
         return load_json(f.read())
 
@@ -58,10 +62,11 @@ def pow(base, exp):                     # noqa: A001  (MXNet's name)
     return base ** exp
 
 
-__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "Executor",
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson", "Executor",
            "GraphPlan", "plan_report", "ShapeError", "DTypeError", "plot_network", "lstm_cell",
            "lstm_params", "gru_cell", "gru_params", "check_symbol_grad",
            "check_symbol_forward", "seed", "zoo", "OPS", "add_n", "split", "concat",
            "flatten", "reshape", "stop_gradient", "Softmax", "broadcast_plus",
-           "broadcast_minus", "broadcast_pow", "pow"] + \
+           "broadcast_minus", "broadcast_pow", "pow", "load_checkpoint", "save_checkpoint",
+           "load_params"] + \
     [k for k in OP_FUNCTIONS if not k.startswith("_")]

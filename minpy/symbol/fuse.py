@@ -232,6 +232,8 @@ def _fusible(node, referenced):
         return False
     if op.name == "LeakyReLU" or op.name == "_backward_LeakyReLU":
         return node.attrs.get("act_type") in ("leaky", "elu")
+    if op.name == "Activation" or op.name == "_backward_Activation":
+        return node.attrs.get("act_type") in ("relu", "sigmoid", "tanh", "softrelu")
     return True
 
 
@@ -403,7 +405,9 @@ def _saved_bytes(heads, removed, shapes, dtypes):
         s = shapes.get(node.name, node.user_attrs.get("__shape__"))
         if s is not None:
             sh[e] = parse_attr_value(s, "shape") if isinstance(s, str) else tuple(s)
-        ty[e] = numpy.dtype(dtypes.get(node.name, node.user_attrs.get("__dtype__", "float32")))
+        t = dtypes.get(node.name)
+        ty[e] = numpy.dtype(t) if t is not None else parse_attr_value(
+            node.user_attrs.get("__dtype__", "float32"), "dtype")
     try:
         infer_shapes(g, sh)
         infer_types(g, ty)

@@ -247,7 +247,9 @@ class GraphPlan:
             if s is None and "__shape__" in node.user_attrs:
                 s = parse_attr_value(node.user_attrs["__shape__"], "shape")
             sh[e] = None if s is None else tuple(s)
-            t = dtypes.get(name, node.user_attrs.get("__dtype__"))
+            t = dtypes.get(name)
+            if t is None and "__dtype__" in node.user_attrs:
+                t = parse_attr_value(node.user_attrs["__dtype__"], "dtype")
             ty[e] = None if t is None else numpy.dtype(t)
         var_entries = [g.entry_start[i] for i in g.variable_nodes()]
         for _ in range(4):

@@ -9,10 +9,10 @@ import math
 
 import numpy
 
-from .registry import (Float, Int, Mismatch, OpDef, Param, bwd_shape, copy_into, grad_type,
-                       make_node, register, same_shape, sum_to)
+from .registry import (Bool, Float, Int, Mismatch, OpDef, Param, assign, bwd_shape, copy_into,
+                       grad_type, make_node, register, same_shape, sum_to)
 
-__all__ = []
+__all__ = ["scalar_params", "scalar_type", "scalar_value", "scalar_operand"]
 
 
 def E(op, inputs, **attrs):
@@ -68,7 +68,8 @@ for _k, _f in _BIN.items():
                    doc=f"Elementwise {_f} of two arrays of the same shape."))
 
 
-def _broadcast_shape(attrs, ins, outs):
+def broadcast_shape(attrs, ins, outs):
+    """Shape rule of a broadcasting binary op (NumPy's broadcasting)."""
     a, b = ins
     if a is not None and b is not None:
         try:
@@ -83,7 +84,7 @@ def _broadcast_shape(attrs, ins, outs):
 
 for _k, _f in list(_BIN.items()) + [("power", "power")]:
     register(OpDef(f"broadcast_{_k}", arguments=("lhs", "rhs"), forward=_bin_forward(_f),
-                   infer_shape=_broadcast_shape, gradient=_elemwise_grad(_k, "broadcast_"),
+                   infer_shape=broadcast_shape, gradient=_elemwise_grad(_k, "broadcast_"),
                    inplace=[(0, 0), (1, 0)],
                    doc=f"Elementwise {_f} with NumPy broadcasting."))
 
@@ -100,14 +101,43 @@ register(OpDef("_broadcast_backward", arguments=("lhs_grad", "rhs_grad"),
 
 
 # -------------------------------------------------------------- with a scalar
+def scalar_params():
+    """MXNet 1.9.1's parameters of the ``_*_scalar`` ops (a new dict each call)."""
+    return {"scalar": Param(Float, 1.0), "is_int": Param(Bool, True)}
+
+
+def scalar_type(attrs, ins, outs):
+    """MXNet's dtype rule of the scalar ops: an integer input with a non-integer
+    scalar gives float64, a bool input int64 (float64); else the input's dtype."""
+    t = ins[0]
+    if t is not None and t.kind in "iu" and not attrs["is_int"]:
+        assign(outs, 0, numpy.dtype(numpy.float64), "output")
+    elif t is not None and t.kind == "b":
+        assign(outs, 0, numpy.dtype(numpy.int64 if attrs["is_int"] else numpy.float64),
+               "output")
+    else:
+        return same_shape(attrs, ins, outs)
+    return ins, outs
+
+
+def scalar_value(attrs, out):
+    """The scalar as the output's dtype holds it (MXNet casts it: 2.5 is 2 for ints)."""
+    return out.dtype.type(attrs["scalar"])
+
+
+def scalar_operand(x, out):
+    """The array operand in the output's dtype (a copy only where they differ)."""
+    return x if x.dtype == out.dtype else x.astype(out.dtype)
+
+
 def _scalar_forward(fname, reverse=False):
     def forward(rc, attrs, ins, outs):
-        s = attrs["scalar"]
+        s, x = scalar_value(attrs, outs[0]), scalar_operand(ins[0], outs[0])
         f = getattr(rc.xp, fname)
         if reverse:
-            f(s, ins[0], out=outs[0])
+            f(s, x, out=outs[0])
         else:
-            f(ins[0], s, out=outs[0])
+            f(x, s, out=outs[0])
     return forward
 
 
@@ -136,7 +166,7 @@ for _k, _f, _rev in [("plus", "add", False), ("minus", "subtract", False),
                      ("rminus", "subtract", True), ("mul", "multiply", False),
                      ("div", "divide", False), ("rdiv", "divide", True),
                      ("power", "power", False), ("rpower", "power", True)]:
-    register(OpDef(f"_{_k}_scalar", params={"scalar": Param(Float)},
+    register(OpDef(f"_{_k}_scalar", params=scalar_params(), infer_type=scalar_type,
                    forward=_scalar_forward(_f, _rev), infer_shape=same_shape,
                    gradient=_scalar_grad(_k), inplace=[(0, 0)],
                    doc=f"Elementwise {_f} with a scalar" + (" (scalar on the left)." if _rev
@@ -144,10 +174,11 @@ for _k, _f, _rev in [("plus", "add", False), ("minus", "subtract", False),
 
 
 def _greater_scalar_fwd(rc, attrs, ins, outs):
-    rc.xp.greater(ins[0], attrs["scalar"], out=outs[0], casting="unsafe")
+    rc.xp.greater(scalar_operand(ins[0], outs[0]), scalar_value(attrs, outs[0]), out=outs[0],
+                  casting="unsafe")
 
 
-register(OpDef("_greater_scalar", params={"scalar": Param(Float)},
+register(OpDef("_greater_scalar", params=scalar_params(), infer_type=scalar_type,
                forward=_greater_scalar_fwd, infer_shape=same_shape,
                gradient=lambda node, og: [None], inplace=[(0, 0)],
                doc="1 where x > scalar else 0 (no gradient)."))

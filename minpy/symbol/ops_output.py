@@ -42,19 +42,17 @@ def _softmax_nd(xp, x, out, axis, flatten):
 _SM = {"grad_scale": Param(Float, 1.0), "ignore_label": Param(Float, -1.0),
        "use_ignore": Param(Bool, False), "multi_output": Param(Bool, False),
        "normalization": Param(Choice("null", "batch", "valid"), "null"),
-       "preserve_shape": Param(Bool, False)}
+       "preserve_shape": Param(Bool, False), "out_grad": Param(Bool, False),
+       "smooth_alpha": Param(Float, 0.0)}
 
 
-def _sm_label_shape(attrs, s):
+def _sm_label_shapes(attrs, s):
+    """The label shapes MXNet accepts for data shape ``s``, the inferred one first
+    (a label of data's own shape is always accepted: probabilities)."""
     if attrs["multi_output"]:
-        return (s[0],) + tuple(s[2:])
-    if attrs["preserve_shape"]:
-        return tuple(s[:-1])
-    return (s[0],)
-
-
-def _sm_axis(attrs):
-    return 1 if attrs["multi_output"] else -1
+        n, k = s[0], s[1]
+        return [(n, math.prod(s) // n // k), (n,) + tuple(s[2:]), (n, 1) + tuple(s[2:])]
+    return [tuple(s[:-1])]
 
 
 def _sm_shape(attrs, ins, outs):
@@ -62,7 +60,13 @@ def _sm_shape(attrs, ins, outs):
     if s is not None:
         if len(s) < 2:
             raise Mismatch(f"data: expected at least 2 dims (batch, classes), got {s}")
-        assign(ins, 1, _sm_label_shape(attrs, s), "label")
+        ok = _sm_label_shapes(attrs, s)
+        lab = ins[1]
+        if lab is None:
+            ins[1] = ok[0]
+        elif tuple(lab) != tuple(s) and tuple(lab) not in ok:
+            raise Mismatch(f"label: expected {' or '.join(map(str, ok))} (or {tuple(s)}: "
+                           f"probabilities), got {tuple(lab)}")
         assign(outs, 0, tuple(s), "output")
     return ins, outs
 
@@ -73,31 +77,56 @@ def _label_type(attrs, ins, outs):
 
 
 def _sm_fwd(rc, attrs, ins, outs):
-    flat = not (attrs["multi_output"] or attrs["preserve_shape"])
-    _softmax_nd(rc.xp, ins[0], outs[0], _sm_axis(attrs), flat)
+    x = ins[0]
+    if attrs["multi_output"]:
+        softmax_into(rc.xp, x, outs[0], 1)
+    elif attrs["preserve_shape"]:
+        softmax_into(rc.xp, x, outs[0], -1)
+    else:
+        _softmax_nd(rc.xp, x, outs[0], 1, True)
 
 
 def _sm_bwd_fwd(rc, attrs, ins, outs):
-    xp, (p, label), (dx, dl) = rc.xp, ins, outs
-    flat = not (attrs["multi_output"] or attrs["preserve_shape"])
-    g = p.reshape(p.shape[0], -1).copy() if flat else p.copy()
-    gm = xp.moveaxis(g, _sm_axis(attrs), -1)          # classes last (a view of g)
-    nclass = gm.shape[-1]
-    lab = label.reshape(gm.shape[:-1])
-    idx = xp.clip(lab.astype(numpy.intp), 0, nclass - 1)[..., None]
-    gm -= xp.arange(nclass) == idx
-    valid = lab.size
-    if attrs["use_ignore"]:
-        keep = lab != attrs["ignore_label"]
-        gm *= keep[..., None]
-        valid = int(keep.sum())
-    norm = attrs["normalization"]
+    xp, p, label = rc.xp, ins[0], ins[1]
+    dx, dl = outs
     scale = attrs["grad_scale"]
-    if norm == "batch":
-        scale /= p.shape[0]
-    elif norm == "valid":
-        scale /= max(valid, 1)
-    g *= scale
+    if tuple(label.shape) == tuple(p.shape):        # probabilities as the label
+        copy_into(xp, dx, (p - label) * p.dtype.type(scale) * (p if attrs["out_grad"] else 1))
+        dl.fill(0)
+        return
+    multi = attrs["multi_output"]
+    if multi:            # classes on axis 1 of (n, k, rest): move them last
+        n, k = p.shape[0], p.shape[1]
+        pm = xp.moveaxis(p.reshape(n, k, -1), 1, -1)
+        lab = label.reshape(n, -1)
+    else:
+        rows = math.prod(p.shape[:-1]) if attrs["preserve_shape"] else p.shape[0]
+        pm = p.reshape(rows, -1)
+        lab = label.reshape(-1)[:rows]      # MXNet reads the first ``rows`` labels
+    nclass = pm.shape[-1]
+    cls = lab.astype(numpy.int64)           # MXNet's static_cast<int>: toward zero
+    hit = xp.arange(nclass) == cls[..., None]
+    alpha = 0.0 if multi else attrs["smooth_alpha"]
+    if alpha:
+        g = pm - xp.where(hit, 1 - alpha, alpha / (nclass - 1)).astype(pm.dtype)
+    else:
+        g = pm - hit
+    ignored = cls == int(attrs["ignore_label"])
+    if attrs["use_ignore"]:
+        g = g * xp.logical_not(ignored)[..., None]
+    norm = attrs["normalization"]
+    count = {"batch": lab.shape[0] if multi else lab.size,
+             "valid": max(int(lab.size - int(ignored.sum())), 1)}.get(norm, 1)
+    if multi and norm != "valid":
+        count *= pm.shape[1]                # MXNet divides by the spatial size too
+    g = g * p.dtype.type(scale / count)
+    if multi:
+        g = xp.moveaxis(g, -1, 1)
+    g = g.reshape(p.shape)
+    if attrs["out_grad"]:
+        # MXNet 1.9.1 wires the output in where the head gradient belongs (its
+        # _backward_SoftmaxOutput has no head-gradient input): scale by the output
+        g = g * p
     copy_into(xp, dx, g)
     dl.fill(0)
 
@@ -106,9 +135,12 @@ register(OpDef("SoftmaxOutput", params=_SM, arguments=("data", "label"), forward
                infer_shape=_sm_shape, infer_type=_label_type, inplace=[(0, 0)],
                gradient=lambda node, og: _bwd_entries(
                    "_backward_SoftmaxOutput", [(node, 0), node.inputs[1]], node, 2),
-               doc="Softmax over classes (axis 1 with multi_output, else the last axis "
-                   "of data flattened to (N, -1)); its gradient is (softmax - "
-                   "onehot(label)) * grad_scale / normalization, ignoring the head gradient."))
+               doc="Softmax over classes (axis 1 with multi_output, the last axis with "
+                   "preserve_shape, else data flattened to (N, -1)); its gradient is "
+                   "(softmax - onehot(label)) * grad_scale / normalization (smooth_alpha "
+                   "spreads alpha over the other classes; a label of data's shape is "
+                   "probabilities), ignoring the head gradient; out_grad multiplies it by "
+                   "the output, as MXNet 1.9.1 does."))
 register(OpDef("_backward_SoftmaxOutput", params=_SM, arguments=("output", "label"),
                outputs=("data", "label"), forward=_sm_bwd_fwd, infer_shape=bwd_shape,
                infer_type=grad_type, inplace=[(0, 0)], is_backward=True,
@@ -119,29 +151,28 @@ register(OpDef("_backward_SoftmaxOutput", params=_SM, arguments=("output", "labe
 _SA = {"mode": Param(Choice("instance", "channel"), "instance")}
 
 
+def _sa_axis(attrs):
+    return -1 if attrs["mode"] == "instance" else 1
+
+
 def _sa_fwd(rc, attrs, ins, outs):
-    inst = attrs["mode"] == "instance"
-    _softmax_nd(rc.xp, ins[0], outs[0], -1 if inst else 1, inst)
+    softmax_into(rc.xp, ins[0], outs[0], _sa_axis(attrs))
 
 
 def _sa_bwd_fwd(rc, attrs, ins, outs):
+    # MXNet 1.9.1 sums over axis 1 of an (n, c, rest) view in both modes: the exact
+    # gradient in channel mode and for 2-d data, not for instance mode on N-d data
     xp, (g, y), dx = rc.xp, ins, outs[0]
-    if attrs["mode"] == "instance":
-        g2, y2 = g.reshape(g.shape[0], -1), y.reshape(y.shape[0], -1)
-        r = y2 * (g2 - (g2 * y2).sum(axis=1, keepdims=True))
-        copy_into(xp, dx, r)
-    else:
-        s = (g * y).sum(axis=1, keepdims=True)
-        xp.subtract(g, s, out=dx)
-        dx *= y
+    g3, y3 = g.reshape(g.shape[0], g.shape[1], -1), y.reshape(y.shape[0], y.shape[1], -1)
+    copy_into(xp, dx, (y3 * (g3 - (g3 * y3).sum(axis=1, keepdims=True))).reshape(dx.shape))
 
 
 register(OpDef("SoftmaxActivation", params=_SA, forward=_sa_fwd, infer_shape=same_shape,
                inplace=[(0, 0)],
                gradient=lambda node, og: _bwd_entries(
                    "_backward_SoftmaxActivation", [og[0], (node, 0)], node, 1),
-               doc="Softmax per instance (over all axes but the first) or per channel "
-                   "(axis 1); differentiated by the chain rule."))
+               doc="Softmax over the last axis (instance, as MXNet's flat-to-2-d view) or "
+                   "over axis 1 (channel); the gradient is MXNet's (see the backward op)."))
 register(OpDef("_backward_SoftmaxActivation", params=_SA, arguments=("out_grad", "output"),
                forward=_sa_bwd_fwd, infer_shape=bwd_shape, infer_type=grad_type,
                inplace=[(0, 0)], is_backward=True, doc="Gradient of SoftmaxActivation."))

@@ -4,9 +4,10 @@ import math
 
 import numpy
 
-from .registry import (OPS, Axis, Bool, Int, Mismatch, OpDef, Param, Shape, assign, bwd_shape,
-                       copy_into, grad_type, make_node, register, same_type)
+from .registry import (OPS, matmul_into, Axis, Bool, Int, Mismatch, OpDef, Param, Shape, assign,
+                       bwd_shape, copy_into, grad_type, make_node, register, same_type)
 from .ops_elemwise import E
+from .ops_mxnet_base import DType, OptChoice
 
 __all__ = ["reshape_shape"]
 
@@ -43,15 +44,21 @@ register(OpDef("Flatten", forward=_reshape_like_fwd, infer_shape=_flatten_shape,
                doc="Collapse all axes but the first: (N, d1, d2, ...) -> (N, d1*d2*...)."))
 
 
-def reshape_shape(src, spec):
-    """Target shape of MXNet ``Reshape(shape=spec)`` on input shape ``src``.
+def reshape_shape(src, spec, reverse=False):
+    """Target shape of MXNet ``Reshape(shape=spec, reverse=reverse)`` on input shape ``src``.
 
     Special values: 0 copies the input dim, -1 is inferred, -2 copies the
     remaining dims, -3 merges two input dims, -4 splits one into the next two
-    values (one may be -1).  Raises Mismatch when it does not fit.
+    values (one may be -1); ``reverse`` matches the codes from the right.
+    Raises Mismatch when it does not fit (MXNet 1.9.1 skips the final size
+    check and reads past the data; minpy refuses).
     """
+    src0, spec0 = tuple(src), tuple(spec)
+    if reverse:
+        src, spec = src[::-1], spec[::-1]
     src, out, si, inf, i = list(src), [], 0, -1, 0
-    bad = Mismatch(f"cannot reshape {tuple(src)} with shape={tuple(spec)}")
+    bad = Mismatch(f"cannot reshape {src0} with shape={spec0}"
+                   + (" (reverse=True)" if reverse else ""))
     try:
         while i < len(spec):
             p = spec[i]
@@ -60,8 +67,10 @@ def reshape_shape(src, spec):
                 si += 1
             elif p == -1:
                 if inf >= 0:
-                    raise bad
-                inf = len(out)
+                    raise Mismatch(f"shape={spec0}: only one dimension can be -1")
+                # MXNet puts the inferred size at the code's position in ``shape``,
+                # which is not its output position after a -2/-3/-4 (kept as MXNet has it)
+                inf = i
                 out.append(1)
                 si += 1
             elif p == -2:
@@ -72,10 +81,13 @@ def reshape_shape(src, spec):
                 si += 2
             elif p == -4:
                 d, d0, d1 = src[si], spec[i + 1], spec[i + 2]
+                if d0 == -1 and d1 == -1:
+                    raise Mismatch(f"shape={spec0}: -4 cannot split into two -1")
                 d0 = d // d1 if d0 == -1 else d0
                 d1 = d // d0 if d1 == -1 else d1
                 if d0 * d1 != d:
-                    raise bad
+                    raise Mismatch(f"shape={spec0}: -4 split {d0}, {d1} does not multiply "
+                                   f"to input dimension {d} of {src0}")
                 out += [d0, d1]
                 si += 1
                 i += 2
@@ -83,30 +95,54 @@ def reshape_shape(src, spec):
                 out.append(p)
                 si += 1
             else:
-                raise bad
+                raise Mismatch(f"shape={spec0}: invalid code {p} (the special codes are "
+                               "0, -1, -2, -3, -4)")
             i += 1
     except IndexError:
         raise bad from None
     size = math.prod(src)
-    if inf >= 0:
+    if 0 <= inf < len(out):     # (past the end, MXNet's write is lost: the 1 stays)
         rest = math.prod(out)
         if rest == 0 or size % rest:
             raise bad
         out[inf] = size // rest
     if math.prod(out) != size:
         raise bad
+    return tuple(out[::-1]) if reverse else tuple(out)
+
+
+def _legacy_target(src, target, keep_highest):
+    """MXNet's deprecated ``target_shape`` (one 0 is inferred) and ``keep_highest``."""
+    out = list(target)
+    if keep_highest:
+        out[0] = src[0]
+    zeros = [i for i in range(1 if keep_highest else 0, len(out)) if out[i] == 0]
+    if len(zeros) == 1:
+        out[zeros[0]] = 1
+        out[zeros[0]] = math.prod(src) // math.prod(out)
+    if math.prod(out) != math.prod(src):
+        raise Mismatch(f"cannot reshape {tuple(src)} to target_shape={tuple(target)}")
     return tuple(out)
 
 
 def _reshape_shape(attrs, ins, outs):
     if ins[0] is not None:
-        assign(outs, 0, reshape_shape(ins[0], attrs["shape"]), "output")
+        if attrs["shape"]:
+            o = reshape_shape(ins[0], attrs["shape"], attrs["reverse"])
+        elif attrs["target_shape"]:
+            o = _legacy_target(ins[0], attrs["target_shape"], attrs["keep_highest"])
+        else:
+            raise Mismatch("Reshape needs shape (or the deprecated target_shape)")
+        assign(outs, 0, o, "output")
     return ins, outs
 
 
-register(OpDef("Reshape", params={"shape": Param(Shape)}, forward=_reshape_like_fwd,
+_RESHAPE = {"shape": Param(Shape, ()), "reverse": Param(Bool, False),
+            "target_shape": Param(Shape, ()), "keep_highest": Param(Bool, False)}
+register(OpDef("Reshape", params=_RESHAPE, forward=_reshape_like_fwd,
                infer_shape=_reshape_shape, gradient=_reshape_grad, inplace=[(0, 0)],
-               doc="Reshape with MXNet's special values 0, -1, -2, -3, -4."))
+               doc="Reshape with MXNet's special values 0, -1, -2, -3, -4 (``reverse``: "
+                   "matched from the right)."))
 
 
 # ---------------------------------------------------------------------- Concat
@@ -224,11 +260,12 @@ register(OpDef("_backward_SliceChannel", params=dict(_SLICE_PARAMS, present=Para
 
 
 # ------------------------------------------------------------------- sum, mean
-_RED_PARAMS = {"axis": Param(Axis, None), "keepdims": Param(Bool, False)}
+RED_PARAMS = {"axis": Param(Axis, None), "keepdims": Param(Bool, False),
+              "exclude": Param(Bool, False)}
 
 
 def _axes(axis, nd):
-    if axis is None:
+    if axis is None or axis == ():
         return tuple(range(nd))
     axis = (axis,) if isinstance(axis, int) else axis
     if any(not -nd <= a < nd for a in axis):
@@ -236,20 +273,36 @@ def _axes(axis, nd):
     return tuple(sorted(a % nd for a in axis))
 
 
+def reduce_axes(attrs, nd):
+    """The axes an MXNet reduction with ``axis``/``exclude`` reduces over (sorted);
+    None or () means all of them."""
+    ax = _axes(attrs["axis"], nd)
+    if attrs.get("exclude") and attrs["axis"] not in (None, ()):
+        ax = tuple(i for i in range(nd) if i not in ax)
+    return ax
+
+
+def reduced_shape(shape, ax, keepdims):
+    """The output shape of a reduction over ``ax``: MXNet 1.x gives (1,), never (),
+    for a full reduction without keepdims."""
+    if keepdims:
+        return tuple(1 if i in ax else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in ax) or (1,)
+
+
 def _reduce_shape(attrs, ins, outs):
     s = ins[0]
     if s is not None:
-        ax = _axes(attrs["axis"], len(s))
-        o = tuple(1 if i in ax else d for i, d in enumerate(s)) if attrs["keepdims"] else \
-            tuple(d for i, d in enumerate(s) if i not in ax)
-        assign(outs, 0, o, "output")
+        assign(outs, 0, reduced_shape(s, reduce_axes(attrs, len(s)), attrs["keepdims"]),
+               "output")
     return ins, outs
 
 
 def _reduce_fwd(fname):
     def forward(rc, attrs, ins, outs):
-        ax = _axes(attrs["axis"], ins[0].ndim)
-        getattr(rc.xp, fname)(ins[0], axis=ax, keepdims=attrs["keepdims"], out=outs[0])
+        ax = reduce_axes(attrs, ins[0].ndim)
+        r = getattr(rc.xp, fname)(ins[0], axis=ax, keepdims=attrs["keepdims"])
+        copy_into(rc.xp, outs[0], r.reshape(outs[0].shape))
     return forward
 
 
@@ -261,7 +314,7 @@ def _reduce_grad(mean):
 
 def _reduce_bwd_fwd(rc, attrs, ins, outs):
     out, g = outs[0], ins[0]
-    ax = _axes(attrs["axis"], out.ndim)
+    ax = reduce_axes(attrs, out.ndim)
     g = g.reshape(tuple(1 if i in ax else d for i, d in enumerate(out.shape)))
     if attrs["mean"]:
         rc.xp.divide(g, math.prod(out.shape[i] for i in ax), out=out)
@@ -270,61 +323,82 @@ def _reduce_bwd_fwd(rc, attrs, ins, outs):
 
 
 for _n, _f in (("sum", "sum"), ("mean", "mean")):
-    register(OpDef(_n, params=_RED_PARAMS, forward=_reduce_fwd(_f), infer_shape=_reduce_shape,
+    register(OpDef(_n, params=RED_PARAMS, forward=_reduce_fwd(_f), infer_shape=_reduce_shape,
                    gradient=_reduce_grad(_n == "mean"),
-                   doc=f"{_n.capitalize()} over ``axis`` (None: all), like numpy.{_f}."))
-register(OpDef("_backward_sum", params=dict(_RED_PARAMS, mean=Param(Bool, False)),
+                   doc=f"{_n.capitalize()} over ``axis`` (None or (): all; ``exclude``: all "
+                       f"but ``axis``), like numpy.{_f}; a full reduction gives shape (1,)."))
+register(OpDef("_backward_sum", params=dict(RED_PARAMS, mean=Param(Bool, False)),
                arguments=("out_grad",), forward=_reduce_bwd_fwd, infer_shape=bwd_shape,
                infer_type=grad_type, is_backward=True,
                doc="Broadcast the gradient of sum/mean back to the input shape."))
 
 
 # ------------------------------------------------------------------------ dot
-_DOT_PARAMS = {"transpose_a": Param(Bool, False), "transpose_b": Param(Bool, False)}
+_DOT_PARAMS = {"transpose_a": Param(Bool, False), "transpose_b": Param(Bool, False),
+               "forward_stype": Param(OptChoice("default"), None)}
+
+
+def _dot_split(shape, transposed, lhs):
+    """(contracted dim, the other dims) of a dot operand: MXNet contracts lhs's
+    last axis (first when transposed) and rhs's first axis (last when transposed)."""
+    first = lhs == transposed
+    return (shape[0], tuple(shape[1:])) if first else (shape[-1], tuple(shape[:-1]))
 
 
 def _dot_shape(attrs, ins, outs):
     a, b = ins
-    for i, s in enumerate((a, b)):
-        if s is not None and len(s) != 2:
-            raise Mismatch(f"{'lhs' if i == 0 else 'rhs'}: expected a 2-d shape, got {s}")
     if a is not None and b is not None:
-        m, k = a[::-1] if attrs["transpose_a"] else a
-        k2, n = b[::-1] if attrs["transpose_b"] else b
-        if k != k2:
+        ka, ra = _dot_split(a, attrs["transpose_a"], True)
+        kb, rb = _dot_split(b, attrs["transpose_b"], False)
+        if ka != kb:
             raise Mismatch(f"inner dimensions differ: lhs {a} and rhs {b} "
                            f"(transpose_a={attrs['transpose_a']}, "
                            f"transpose_b={attrs['transpose_b']})")
-        assign(outs, 0, (m, n), "output")
+        assign(outs, 0, (ra + rb) or (1,), "output")
     return ins, outs
 
 
+def _dot_mats(attrs, a, b):
+    """The two matrices whose product is dot's output, as views of ``a`` and ``b``."""
+    ta, tb = attrs["transpose_a"], attrs["transpose_b"]
+    A = a.reshape(a.shape[0], -1).T if ta else a.reshape(-1, a.shape[-1])
+    B = b.reshape(-1, b.shape[-1]).T if tb else b.reshape(b.shape[0], -1)
+    return A, B
+
+
 def _dot_fwd(rc, attrs, ins, outs):
-    a = ins[0].T if attrs["transpose_a"] else ins[0]
-    b = ins[1].T if attrs["transpose_b"] else ins[1]
-    rc.xp.matmul(a, b, out=outs[0])
+    A, B = _dot_mats(attrs, ins[0], ins[1])
+    matmul_into(rc.xp, A, B, outs[0])
 
 
-def _dot_grad(node, og):
-    g, (a, b) = og[0], node.inputs
-    ta, tb = node.attrs["transpose_a"], node.attrs["transpose_b"]
-    if not ta and not tb:
-        return [E("dot", [g, b], transpose_b=True), E("dot", [a, g], transpose_a=True)]
-    if ta and not tb:
-        return [E("dot", [b, g], transpose_b=True), E("dot", [a, g])]
-    if not ta and tb:
-        return [E("dot", [g, b]), E("dot", [g, a], transpose_a=True)]
-    return [E("dot", [b, g], transpose_a=True, transpose_b=True),
-            E("dot", [g, a], transpose_a=True, transpose_b=True)]
+
+
+def _dot_bwd_fwd(rc, attrs, ins, outs):
+    xp, (g, a, b) = rc.xp, ins
+    A, B = _dot_mats(attrs, a, b)
+    G = g.reshape(A.shape[0], B.shape[1])
+    dA, dB = G @ B.T, A.T @ G
+    copy_into(xp, outs[0], (dA.T if attrs["transpose_a"] else dA).reshape(a.shape))
+    copy_into(xp, outs[1], (dB.T if attrs["transpose_b"] else dB).reshape(b.shape))
 
 
 register(OpDef("dot", params=_DOT_PARAMS, arguments=("lhs", "rhs"), forward=_dot_fwd,
-               infer_shape=_dot_shape, gradient=_dot_grad,
-               doc="Matrix product of 2-d arrays, optionally transposing either."))
+               infer_shape=_dot_shape,
+               gradient=lambda node, og: [(b, i) for b in [_bwd(
+                   "_backward_dot", [og[0], node.inputs[0], node.inputs[1]], node,
+                   **node.attrs)] for i in range(2)],
+               doc="MXNet's dot: lhs's last axis (first if transpose_a) contracted with "
+                   "rhs's first axis (last if transpose_b); N-d operands flatten around "
+                   "it; two vectors give shape (1,)."))
+register(OpDef("_backward_dot", params=_DOT_PARAMS, arguments=("out_grad", "lhs", "rhs"),
+               outputs=("lhs", "rhs"), forward=_dot_bwd_fwd, infer_shape=bwd_shape,
+               infer_type=grad_type, is_backward=True, doc="Gradients of dot."))
 
 
 # ------------------------------------------------------------------ Embedding
-_EMB_PARAMS = {"input_dim": Param(Int), "output_dim": Param(Int)}
+_EMB_PARAMS = {"input_dim": Param(Int), "output_dim": Param(Int),
+               "dtype": Param(DType, "float32"),
+               "sparse_grad": Param(Bool, False)}
 
 
 def _emb_shape(attrs, ins, outs):
@@ -335,7 +409,11 @@ def _emb_shape(attrs, ins, outs):
 
 
 def _emb_type(attrs, ins, outs):
+    # ``dtype`` (MXNet's) is the weight's and output's dtype unless they are given
+    # otherwise (a float64 binding keeps float64)
     w = [ins[1]]
+    if w[0] is None and outs[0] is None:
+        w[0] = numpy.dtype(attrs["dtype"])
     w, o = same_type(attrs, w, outs)
     ins[1] = w[0]
     if ins[0] is None:
@@ -372,7 +450,8 @@ register(OpDef("Embedding", params=_EMB_PARAMS, arguments=("data", "weight"),
                gradient=lambda node, og: [(b, i) for b in [_bwd(
                    "_backward_Embedding", [og[0], node.inputs[0]], node, **node.attrs)]
                    for i in range(2)],
-               doc="Look up rows of weight (input_dim, output_dim) by integer-valued data."))
+               doc="Look up rows of weight (input_dim, output_dim) by integer-valued data "
+                   "(clipped into range); ``sparse_grad`` gives the same dense gradient."))
 register(OpDef("_backward_Embedding", params=_EMB_PARAMS, arguments=("out_grad", "data"),
                outputs=("data", "weight"), forward=_emb_bwd_fwd, infer_shape=bwd_shape,
                infer_type=lambda a, i, o: (i, o), is_backward=True,

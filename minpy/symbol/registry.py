@@ -20,18 +20,25 @@ Every symbolic operator is an :class:`OpDef` registered once in ``OPS``:
   argument input, built from more graph nodes (:func:`make_node`);
   ``ograds`` holds an entry or None per output (hidden ones included);
 - backward ops (``is_backward=True``) produce the gradients of every argument
-  of ``node.fwd``; their shapes and dtypes are those arguments'.
+  of ``node.fwd``; their shapes and dtypes are those arguments';
+- ``ignored_params``: MXNet parameters the op accepts in any value and
+  ignores because they cannot change its results (cuDNN and workspace
+  hints); ``parse`` drops them, the JSON loader keeps them as attributes.
+  Any other parameter the op does not list is an error.
+
+``alias(name, target)`` makes ``OPS[name]`` the very OpDef of ``target``
+(MXNet's ``_Plus`` for ``elemwise_add``); graphs keep the target's name.
 """
 import ast
 import threading
 
-import numpy
 
+from . import mxnet_json
 from .graph import Node
 
-__all__ = ["OpDef", "Param", "OPS", "register", "make_node", "Mismatch", "ShapeError",
+__all__ = ["OpDef", "Param", "OPS", "register", "alias", "make_node", "Mismatch", "ShapeError",
            "DTypeError", "REQUIRED", "Int", "Float", "Bool", "Str", "Shape", "OptInt",
-           "Axis", "Choice", "auto_name"]
+           "Axis", "Choice", "auto_name", "matmul_into"]
 
 OPS = {}
 REQUIRED = object()
@@ -156,7 +163,7 @@ class OpDef:
     def __init__(self, name, *, forward, infer_shape, params=None, arguments=("data",),
                  aux=(), outputs=("output",), hidden=0, infer_type=None, gradient=None,
                  inplace=(), mutates_aux=False, uses_rng=False, is_backward=False,
-                 variadic=None, doc=""):
+                 variadic=None, ignored_params=(), doc=""):
         self.name = name
         self.params = dict(params or {})
         self.forward = forward
@@ -173,6 +180,7 @@ class OpDef:
         self.is_backward = is_backward
         self.variadic = variadic            # name of the count param of a variadic op
         self.sparse_grads = False           # gradient() accepts None for visible outputs
+        self.ignored_params = frozenset(ignored_params)
         self.doc = doc
 
     def __repr__(self):
@@ -190,6 +198,7 @@ class OpDef:
     def parse(self, kwargs, node_name=None):
         """Parsed and defaulted parameters from user ``kwargs`` (ValueError on bad ones)."""
         where = f"{self.name}" + (f" {node_name!r}" if node_name else "")
+        kwargs = {k: v for k, v in kwargs.items() if k not in self.ignored_params}
         unknown = [k for k in kwargs if k not in self.params]
         if unknown:
             raise ValueError(f"{where}: unknown parameter(s) {unknown}; "
@@ -223,6 +232,14 @@ def register(op):
         raise ValueError(f"operator {op.name!r} is already registered")
     OPS[op.name] = op
     return op
+
+
+def alias(name, target):
+    """Register ``name`` as another name of the registered op ``target``."""
+    if name in OPS:
+        raise ValueError(f"operator {name!r} is already registered")
+    OPS[name] = OPS[target]
+    return OPS[name]
 
 
 def make_node(op_name, inputs, attrs=None, name=None, fwd=None):
@@ -321,6 +338,15 @@ def copy_into(xp, out, val):
     out[...] = val.reshape(out.shape) if val.shape != out.shape and val.size == out.size else val
 
 
+def matmul_into(xp, a, b, out):
+    """out = a @ b (2-d ``a``, ``b``) where ``out`` may have another (same-size) shape."""
+    o = out.reshape(a.shape[0], b.shape[1])
+    if xp.may_share_memory(o, out):
+        xp.matmul(a, b, out=o)
+    else:
+        out[...] = (a @ b).reshape(out.shape)
+
+
 def sum_to(xp, g, shape):
     """Sum broadcast gradient ``g`` down to ``shape`` (NumPy broadcasting rules)."""
     shape = tuple(shape)
@@ -333,8 +359,8 @@ def sum_to(xp, g, shape):
 
 
 def parse_attr_value(s, kind):
-    """A ``__shape__`` (``kind='shape'``, a tuple) or ``__dtype__`` attribute's value."""
+    """A ``__shape__`` (``kind='shape'``: a tuple, None while MXNet's 0 marks a dimension
+    unknown) or ``__dtype__`` (an MXNet type code or a NumPy name) attribute's value."""
     if kind == "shape":
-        v = ast.literal_eval(s) if isinstance(s, str) else s
-        return tuple(v) if isinstance(v, (tuple, list)) else (v,)
-    return numpy.dtype(s)
+        return mxnet_json.shape_from_attr(s)
+    return mxnet_json.dtype_from_attr(s)

@@ -10,14 +10,18 @@ Format (version 1)::
                 "fwd": node_index}, ...],       # backward nodes only
      "heads": [[node_index, output_index], ...]}
 
-Nodes are listed in topological order (inputs first).  MXNet's own JSON
-(``nodes`` with ``"op": "null"``, ``inputs`` as ``[nid, idx, version]``,
-parameters as strings under ``attrs``/``param``) loads as well when every op
-is one minpy has.  Malformed input raises ``ValueError`` saying what is
-wrong and where.
+Nodes are listed in topological order (inputs first).  ``to_json`` writes
+MXNet 1.9.1's format instead whenever MXNet could read the graph (see
+``mxnet_json``), so ``mx.sym.load`` reads what minpy saves; ``from_json``
+reads both, MXNet's of any 1.x version (the legacy pre-NNVM files upgraded as
+``mx.sym.load`` upgrades them).  An MXNet parameter an operator does not
+know is an error, never silently dropped (unless the op lists it in
+``ignored_params``: cuDNN and workspace hints).  Malformed input raises
+``ValueError`` naming the node and what is wrong.
 """
 import json
 
+from . import mxnet_json
 from .graph import Node, topo_sort
 from .registry import OPS
 
@@ -32,10 +36,19 @@ def _jsonable(v):
     return v
 
 
-def to_json(outputs):
-    """Versioned JSON text of ``symbol``'s graph."""
+def to_json(outputs, fmt="auto"):
+    """JSON text of the graph of ``outputs``: MXNet 1.9.1's format when MXNet can read
+    the graph (``fmt='auto'``, or ``'mxnet'``, which raises otherwise), else (backward
+    nodes, minpy-only ops, or ``fmt='minpy'``) this module's versioned format."""
     nodes = topo_sort(outputs)
     index = {id(n): i for i, n in enumerate(nodes)}
+    if fmt not in ("auto", "mxnet", "minpy"):
+        raise ValueError(f"to_json: fmt must be 'auto', 'mxnet' or 'minpy', got {fmt!r}")
+    if fmt != "minpy" and mxnet_json.writable(nodes):
+        return json.dumps(mxnet_json.to_mxnet_json(nodes, index, outputs), indent=2)
+    if fmt == "mxnet":
+        raise ValueError("to_json: the graph has backward nodes or minpy-only operators, "
+                         "which MXNet cannot read; save it in minpy's format")
     out = []
     for n in nodes:
         d = {"op": "null" if n.op is None else n.op.name, "name": n.name,
@@ -70,22 +83,25 @@ def _entry(v, limit, where, nodes):
 
 def from_json(text):
     """The outputs ``[(node, index)]`` of the graph described by JSON ``text`` (this
-    module's format or MXNet's); ``minpy.symbol.load_json`` makes the Symbol."""
+    module's format, or MXNet's of any 1.x version, legacy pre-NNVM files upgraded as
+    ``mx.sym.load`` does); ``minpy.symbol.load_json`` makes the Symbol."""
     try:
         doc = json.loads(text)
     except (TypeError, json.JSONDecodeError) as e:
         raise _bad(f"not JSON ({e})") from None
     if not isinstance(doc, dict):
         raise _bad(f"top level must be an object, got {type(doc).__name__}")
-    if "minpy_symbol" in doc:
-        if doc["minpy_symbol"] != VERSION:
-            raise _bad(f"unsupported version {doc['minpy_symbol']!r} (this minpy reads "
-                       f"version {VERSION})")
-    elif "nodes" not in doc:
-        raise _bad("missing the 'minpy_symbol' version key")
+    mxnet = "minpy_symbol" not in doc
+    if not mxnet and doc["minpy_symbol"] != VERSION:
+        raise _bad(f"unsupported version {doc['minpy_symbol']!r} (this minpy reads "
+                   f"version {VERSION})")
+    if mxnet and "nodes" not in doc:
+        raise _bad("neither minpy's format (no 'minpy_symbol' version key) nor MXNet's "
+                   "(no 'nodes')")
     for key in ("nodes", "heads"):
         if not isinstance(doc.get(key), list):
             raise _bad(f"missing or non-list {key!r}")
+    version = mxnet_json.graph_version(doc) if mxnet else None
     nodes = []
     for i, d in enumerate(doc["nodes"]):
         where = f"node {i}"
@@ -95,34 +111,13 @@ def from_json(text):
             if not isinstance(d.get(key), str):
                 raise _bad(f"{where}: missing or non-string {key!r}")
         where = f"node {i} ({d['name']!r})"
-        attrs = d.get("attrs", d.get("param", {}))
-        user = dict(d.get("attr", {}))
-        if not isinstance(attrs, dict) or not isinstance(user, dict):
-            raise _bad(f"{where}: 'attrs' and 'attr' must be objects")
         inputs = d.get("inputs", [])
         if not isinstance(inputs, list):
             raise _bad(f"{where}: 'inputs' must be a list")
         entries = [_entry(v, i, f"{where} input {k}", nodes) for k, v in enumerate(inputs)]
-        if d["op"] == "null":
-            if entries:
-                raise _bad(f"{where}: a variable has no inputs")
-            user.update({k: str(v) for k, v in attrs.items()})    # MXNet keeps them here
-            nodes.append(Node(None, d["name"], user_attrs=user))
-            continue
-        op = OPS.get(d["op"])
-        if op is None:
-            raise _bad(f"{where}: unknown operator {d['op']!r}")
-        params = {k: v for k, v in attrs.items() if k in op.params}
-        user.update({k: str(v) for k, v in attrs.items() if k not in op.params})
-        try:
-            parsed = op.parse(params, d["name"])
-        except ValueError as e:
-            raise _bad(f"{where}: {e}") from None
-        node = Node(op, d["name"], entries, parsed, user)
-        want = op.num_inputs(parsed)
-        if len(entries) != want:
-            raise _bad(f"{where}: {op.name} takes {want} inputs "
-                       f"{op.arguments(parsed) + op.aux(parsed)}, got {len(entries)}")
+        if d["op"] == "null" and entries:
+            raise _bad(f"{where}: a variable has no inputs")
+        node = (_mxnet_node if mxnet else _minpy_node)(d, entries, where, version)
         if "fwd" in d:
             f = d["fwd"]
             if not isinstance(f, int) or not 0 <= f < i:
@@ -133,3 +128,89 @@ def from_json(text):
         raise _bad("'heads' is empty")
     heads = [_entry(v, len(nodes), f"head {k}", nodes) for k, v in enumerate(doc["heads"])]
     return heads
+
+
+def _op_of(d, where):
+    op = OPS.get(d["op"])
+    if op is None:
+        raise _bad(f"{where}: unknown operator {d['op']!r} (minpy.symbol.OPS lists the "
+                   "operators minpy has)")
+    return op
+
+
+def _parse(op, params, where):
+    try:
+        return op.parse(params, None)
+    except ValueError as e:
+        raise _bad(f"{where}: {e}") from None
+
+
+def _check_arity(op, parsed, entries, where):
+    want = op.num_inputs(parsed)
+    if len(entries) != want:
+        raise _bad(f"{where}: {op.name} takes {want} inputs "
+                   f"{op.arguments(parsed) + op.aux(parsed)}, got {len(entries)}")
+
+
+def _minpy_node(d, entries, where, _version):
+    attrs = d.get("attrs", {})
+    user = dict(d.get("attr", {}))
+    if not isinstance(attrs, dict) or not isinstance(user, dict):
+        raise _bad(f"{where}: 'attrs' and 'attr' must be objects")
+    if d["op"] == "null":
+        return Node(None, d["name"], user_attrs={k: str(v) for k, v in user.items()})
+    op = _op_of(d, where)
+    parsed = _parse(op, {k: v for k, v in attrs.items() if k in op.params}, where)
+    user.update({k: str(v) for k, v in attrs.items() if k not in op.params})
+    _check_arity(op, parsed, entries, where)
+    return Node(op, d["name"], entries, parsed, user)
+
+
+def _mxnet_node(d, entries, where, version):
+    try:
+        attrs, user = mxnet_json.node_fields(d), {}
+    except ValueError as e:
+        raise _bad(f"{where}: {e}") from None
+    if version < mxnet_json.CURRENT_VERSION:   # as MXNet, upgrade only older files
+        attrs, own, per_input = mxnet_json.split_hidden(attrs)
+    else:
+        own, per_input = {}, {}
+    if d["op"] == "null":
+        user.update(attrs)
+        user.update(own)
+        for name, hidden in per_input.items():      # a variable keeps such keys as they are
+            user.update({f"{name}_{k.strip('_')}": v for k, v in hidden.items()})
+        return Node(None, d["name"], user_attrs=user)
+    op = _op_of(d, where)
+    if version < 905 and op.name in ("argmax", "argmin") and attrs.get("axis") == "-1":
+        del attrs["axis"]       # MXNet < 0.9.5 spelled "over all axes" -1
+    params, ignored = {}, getattr(op, "ignored_params", frozenset())
+    for k, v in attrs.items():
+        if k in op.params:
+            params[k] = v
+        elif (k.startswith("__") and k.endswith("__")) or k in ignored or \
+                mxnet_json.is_hidden_key(k):
+            user[k] = v
+        else:
+            raise _bad(f"{where}: {op.name} has no parameter {k!r} (value {v!r}); minpy "
+                       f"knows {sorted(op.params)}")
+    user.update(own)
+    parsed = _parse(op, params, where)
+    names = op.arguments(parsed) + op.aux(parsed)
+    if version < 900:       # MXNet < 0.9 left the auxiliary states out of the file
+        for arg in names[len(entries):]:
+            var = Node(None, f"{d['name']}_{arg}", user_attrs=dict(attrs))
+            entries.append((var, 0))
+    if version < 904:       # MXNet 0.9.4 began marking how aux states start
+        for arg, init in mxnet_json.AUX_INIT.get(op.name, {}).items():
+            k = names.index(arg) if arg in names else -1
+            if 0 <= k < len(entries) and entries[k][0].op is None:
+                entries[k][0].user_attrs.setdefault("__init__", init)
+    for name, hidden in per_input.items():
+        k = names.index(name) if name in names else -1
+        if 0 <= k < len(entries) and entries[k][0].op is None:
+            entries[k][0].user_attrs.update(hidden)
+        else:
+            user.update({f"{name}_{h.strip('_')}": v for h, v in hidden.items()})
+    _check_arity(op, parsed, entries, where)
+    return Node(op, d["name"], entries, parsed, user)

@@ -14,7 +14,8 @@ bound.
 import numpy
 
 from . import ops_elemwise, ops_nn, ops_output, ops_shape    # noqa: F401  (register ops)
-from . import serialize
+from . import ops_mxnet    # noqa: F401  (registers MXNet's other operators and aliases)
+from . import mxnet_json, serialize
 from .executor import Executor
 from .graph import IndexedGraph, Node, topo_sort
 from .graph_plan import GraphPlan
@@ -211,7 +212,7 @@ class Symbol:
         return Symbol([_remap(memo, e) for e in self._outputs])
 
     def __copy__(self):
-        return Symbol(serialize.from_json(serialize.to_json(self._outputs)))
+        return Symbol(serialize.from_json(serialize.to_json(self._outputs, "minpy")))
 
     def __deepcopy__(self, memo):
         return self.__copy__()
@@ -221,7 +222,7 @@ class Symbol:
         return self.__copy__()
 
     def __getstate__(self):
-        return {"json": serialize.to_json(self._outputs)}
+        return {"json": serialize.to_json(self._outputs, "minpy")}
 
     def __setstate__(self, state):
         self._outputs = serialize.from_json(state["json"])
@@ -267,14 +268,19 @@ class Symbol:
         return OP_FUNCTIONS["negative"](self)
 
     # ---------------------------------------------------- save, load, bind
-    def tojson(self):
-        """The graph as versioned JSON text (``{"minpy_symbol": 1, ...}``)."""
-        return serialize.to_json(self._outputs)
+    def tojson(self, fmt="auto"):
+        """The graph as JSON text: MXNet 1.9.1's format (``mx.sym.load`` reads it) unless
+        the graph has nodes MXNet lacks (backward nodes, minpy-only fused ops) or
+        ``fmt='minpy'``: then minpy's versioned format (``{"minpy_symbol": 1, ...}``).
+        ``fmt='mxnet'`` raises ValueError where MXNet's format cannot hold the graph.
+        See also mxnet.symbol.Symbol.tojson."""
+        return serialize.to_json(self._outputs, fmt)
 
-    def save(self, fname):
-        """Write :meth:`tojson` to file ``fname``."""
+    def save(self, fname, fmt="auto", remove_amp_cast=True):
+        """Write :meth:`tojson` to file ``fname`` (``remove_amp_cast``: MXNet's keyword;
+        minpy inserts no amp_cast nodes). See also mxnet.symbol.Symbol.save."""
         with open(fname, "w", encoding="utf-8") as f:
-            f.write(self.tojson())
+            f.write(self.tojson(fmt))
 
     def simple_bind(self, ctx=None, grad_req="write", type_dict=None, **kwargs):
         """Bind an Executor, allocating every array from the given input shapes.
@@ -315,7 +321,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     if shape is not None:
         ua["__shape__"] = str(tuple(int(d) for d in shape))
     if dtype is not None:
-        ua["__dtype__"] = numpy.dtype(dtype).name
+        ua["__dtype__"] = mxnet_json.dtype_code(dtype)     # MXNet's type code
     for k, v in (("__lr_mult__", lr_mult), ("__wd_mult__", wd_mult), ("__init__", init)):
         if v is not None:
             ua[k] = str(v)
