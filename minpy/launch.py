@@ -72,6 +72,7 @@ LAUNCHERS = ("local", "mpi", "ssh")
 INSTALL = 'pip install "minpy[dist]"'
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 KILL_GRACE = 5.0        # seconds between a forwarded signal and killing what is left
+TIMEOUT_STATUS = 255     # MPICH's mpiexec's status for a job ended by MPIEXEC_TIMEOUT
 TIMEOUT_GRACE = 10.0    # seconds mpiexec may overrun --timeout before the launcher steps in
 _POLL = 0.1             # seconds between checks on a running job
 _PROG = "minpy.launch"
@@ -393,13 +394,19 @@ def launch(script, args=(), n=1, servers=0, *, hostfile=None, launcher=None, tim
             _kill_job(proc)                     # never leave the job running behind us
             proc.wait()
             raise
+    elapsed = time.monotonic() - start
     if forwarder.signum is not None:
         status = 128 + forwarder.signum
     else:
         status = 128 - rc if rc < 0 else rc
+    if status == 0 and timeout is not None and elapsed >= timeout:
+        # MPICH's hydra sometimes exits 0 after printing "APPLICATION TIMED OUT" (when a
+        # proxy hits its demux error while being killed): a job that reached --timeout
+        # was ended, whatever mpiexec says, so it fails as hydra's timeout normally does
+        status = rc = TIMEOUT_STATUS
     if status:
-        print(_explain(status, rc, forwarder.signum, timeout, time.monotonic() - start,
-                       overran), file=sys.stderr, flush=True)
+        print(_explain(status, rc, forwarder.signum, timeout, elapsed, overran),
+              file=sys.stderr, flush=True)
     return status
 
 
