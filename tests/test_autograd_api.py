@@ -15,16 +15,13 @@ from minpy.core.differentials import (elementwise_grad, grad_named, hessian, hol
                                       make_jvp, make_vjp)
 from minpy.testing import check_grads
 from standin import standin_gpu  # noqa: F401  (fixture)
+from _host import host
 
 RNG = numpy.random.default_rng(0)
 
 
 def rand(*shape):
     return mp.array(RNG.standard_normal(shape))
-
-
-def host(x):
-    return x.asnumpy() if isinstance(x, mp.Array) else numpy.asarray(x)
 
 
 def close(a, b, **kw):

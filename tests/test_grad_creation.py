@@ -12,16 +12,13 @@ from minpy.testing import check_grads
 
 from _strategies import random_array as rnd
 from standin import standin_gpu  # noqa: F401  (fixture)
+from _host import host
 
 I = numpy.array
 
 
 def cg(f, *args):
     check_grads(f, *args, order=2)
-
-
-def host(x):
-    return x.asnumpy() if isinstance(x, minpy.Array) else numpy.asarray(x)
 
 
 def same(actual, desired, rtol=1e-12):

@@ -10,6 +10,7 @@ from minpy.misc import flatten
 from minpy.misc.flatten import Flattener
 from minpy.misc.optimizers import adam, rmsprop, sgd
 from minpy.testing import check_grads
+from _host import close, host  # noqa: F401
 from standin import standin_gpu  # noqa: F401  (fixture)
 
 RNG = numpy.random.default_rng(2)
@@ -17,14 +18,6 @@ RNG = numpy.random.default_rng(2)
 
 def rand(*shape):
     return mp.array(RNG.standard_normal(shape))
-
-
-def host(x):
-    return x.asnumpy() if isinstance(x, mp.Array) else numpy.asarray(x)
-
-
-def close(a, b, rtol=1e-7, atol=1e-10):
-    numpy.testing.assert_allclose(host(a), host(b), rtol=rtol, atol=atol)
 
 
 # ---------------------------------------------------------------- flatten

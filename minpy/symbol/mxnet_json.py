@@ -85,32 +85,43 @@ def node_fields(d):
     return merged
 
 
+def _hidden(key):
+    """``(dunder_key, input_name)`` when ``key`` is one of MXNet's bare hidden keys:
+    ``('__lr_mult__', None)`` for ``lr_mult``, ``('__lr_mult__', 'weight')`` for
+    ``weight_lr_mult``; None for any other key."""
+    for k in HIDDEN_KEYS:
+        if key == k:
+            return f"__{k}__", None
+        if key.endswith("_" + k) and len(key) > len(k) + 1 and not key.startswith("__"):
+            return f"__{k}__", key[:-len(k) - 1]
+    return None
+
+
 def split_hidden(attrs):
     """Split MXNet's bare hidden keys out of a node's attribute dict, as ``mx.sym.load``
     does: ``lr_mult`` becomes the node's ``__lr_mult__``; ``weight_lr_mult`` the
     ``__lr_mult__`` of the node's input named ``weight``.
 
     Returns ``(rest, own, per_input)``: the other keys, ``{'__key__': v}`` for the
-    node, and ``{input_name: {'__key__': v}}``.
+    node, and ``{input_name: [(key, '__key__', v)]}`` (the key as written kept, for
+    where MXNet leaves it on the node).
     """
     rest, own, per_input = {}, {}, {}
     for k, v in attrs.items():
-        for key in HIDDEN_KEYS:
-            if k == key:
-                own[f"__{key}__"] = v
-                break
-            if k.endswith("_" + key) and len(k) > len(key) + 1 and not k.startswith("__"):
-                per_input.setdefault(k[:-len(key) - 1], {})[f"__{key}__"] = v
-                break
-        else:
+        hidden = _hidden(k)
+        if hidden is None:
             rest[k] = v
+        elif hidden[1] is None:
+            own[hidden[0]] = v
+        else:
+            per_input.setdefault(hidden[1], []).append((k, hidden[0], v))
     return rest, own, per_input
 
 
 def is_hidden_key(key):
     """Whether ``key`` is one of MXNet's bare hidden keys (``lr_mult``) or one aimed at
     an input (``weight_lr_mult``): an attribute, never an op parameter."""
-    return any(key == k or key.endswith("_" + k) for k in HIDDEN_KEYS)
+    return _hidden(key) is not None
 
 
 def attr_string(value):

@@ -28,17 +28,18 @@ import numpy
 
 from ..core.array import Array
 from ..numpy import array as _to_minpy
+from . import mxnet_json
 
 __all__ = ["load", "save", "loads", "dumps", "NDArrayFileError"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
 MAX_LEGACY_NDIM = 64        # a legacy "magic" is the ndim; anything larger is a wrong magic
-DTYPES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
-          6: "int64", 7: "bool"}
+# the flags MXNet 1.9.1's NDArray files hold (mshadow's first eight; bfloat16 refused)
+DTYPES = {flag: name for flag, name in mxnet_json.DTYPE_CODES.items() if flag <= 7}
 FLAGS = {numpy.dtype(name): flag for flag, name in DTYPES.items()}
 ITEMSIZE = {flag: numpy.dtype(name).itemsize for flag, name in DTYPES.items()}
-BFLOAT16 = 12
+BFLOAT16 = next(f for f, n in mxnet_json.DTYPE_CODES.items() if n == "bfloat16")
 STORAGE = {0: ("default", 0), 1: ("row_sparse", 1), 2: ("csr", 2)}   # name, aux arrays
 DEVICES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
 _FOREIGN = ((b"PK\x03\x04", "a zip archive (an .npz?)"), (b"\x93NUMPY", "an .npy file"),

@@ -166,6 +166,15 @@ def _minpy_node(d, entries, where, _version):
     return Node(op, d["name"], entries, parsed, user)
 
 
+def _input_variable(names, entries, name):
+    """The variable node feeding input ``name`` (of the op's input ``names``), or None
+    when no such input is given or a computed entry feeds it."""
+    k = names.index(name) if name in names else -1
+    if 0 <= k < len(entries) and entries[k][0].op is None:
+        return entries[k][0]
+    return None
+
+
 def _mxnet_node(d, entries, where, version):
     try:
         attrs, user = mxnet_json.node_fields(d), {}
@@ -178,17 +187,17 @@ def _mxnet_node(d, entries, where, version):
     if d["op"] == "null":
         user.update(attrs)
         user.update(own)
-        for name, hidden in per_input.items():      # a variable keeps such keys as they are
-            user.update({f"{name}_{k.strip('_')}": v for k, v in hidden.items()})
+        for hidden in per_input.values():       # a variable keeps such keys as they are
+            user.update({key: v for key, _, v in hidden})
         return Node(None, d["name"], user_attrs=user)
     op = _op_of(d, where)
     if version < 905 and op.name in ("argmax", "argmin") and attrs.get("axis") == "-1":
         del attrs["axis"]       # MXNet < 0.9.5 spelled "over all axes" -1
-    params, ignored = {}, getattr(op, "ignored_params", frozenset())
+    params = {}
     for k, v in attrs.items():
         if k in op.params:
             params[k] = v
-        elif (k.startswith("__") and k.endswith("__")) or k in ignored or \
+        elif (k.startswith("__") and k.endswith("__")) or k in op.ignored_params or \
                 mxnet_json.is_hidden_key(k):
             user[k] = v
         else:
@@ -203,14 +212,15 @@ def _mxnet_node(d, entries, where, version):
             entries.append((var, 0))
     if version < 904:       # MXNet 0.9.4 began marking how aux states start
         for arg, init in mxnet_json.AUX_INIT.get(op.name, {}).items():
-            k = names.index(arg) if arg in names else -1
-            if 0 <= k < len(entries) and entries[k][0].op is None:
-                entries[k][0].user_attrs.setdefault("__init__", init)
+            var = _input_variable(names, entries, arg)
+            if var is not None:
+                var.user_attrs.setdefault("__init__", init)
     for name, hidden in per_input.items():
-        k = names.index(name) if name in names else -1
-        if 0 <= k < len(entries) and entries[k][0].op is None:
-            entries[k][0].user_attrs.update(hidden)
-        else:
-            user.update({f"{name}_{h.strip('_')}": v for h, v in hidden.items()})
+        var = _input_variable(names, entries, name)
+        for key, dunder, v in hidden:
+            if var is not None:
+                var.user_attrs[dunder] = v
+            else:
+                user[key] = v
     _check_arity(op, parsed, entries, where)
     return Node(op, d["name"], entries, parsed, user)
