@@ -23,8 +23,8 @@ __all__ = ["DTYPE_CODES", "HIDDEN_KEYS", "CURRENT_VERSION", "dtype_from_attr", "
 
 CURRENT_VERSION = 10901         # MXNet 1.9.1, the version minpy writes
 DTYPE_CODES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
-               6: "int64", 7: "bool", 9: "int16", 10: "uint16", 11: "uint32", 12: "bfloat16",
-               13: "uint64"}
+               6: "int64", 7: "bool", 8: "int16", 9: "uint16", 10: "uint32", 11: "uint64",
+               12: "bfloat16"}      # mshadow's TypeFlag
 _CODE_OF = {numpy.dtype(v): k for k, v in DTYPE_CODES.items() if v != "bfloat16"}
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
                "profiler_scope")
