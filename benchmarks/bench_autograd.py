@@ -11,6 +11,8 @@ HIPS autograd, PyTorch (CPU) and JAX (CPU, eager and jit) where installed.
 run for the MLP loss as written (no framework at all): no tape can be faster.
 Contenders are timed round robin (best of 7 rounds) so load bursts hit all alike.
 """
+import argparse
+import json
 import platform
 import sys
 
@@ -205,13 +207,27 @@ def run_case(title, contenders, rows):
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true",
+                    help="time minpy and the hand-written NumPy only; print "
+                         "{case: [numpy seconds, minpy seconds]} (bench_overhead_change.py)")
+    opts = ap.parse_args()
     rows = []
     rng = numpy.random.default_rng(0)
     xn = rng.random(4, dtype=numpy.float32)
     yn = rng.random(4, dtype=numpy.float32)
-    run_case("(a) grad sum(x*y+1), 4 el.", contenders_tiny(xn, yn), rows)
-    run_case("(b) MLP 784-128-10, b=32", contenders_mlp(*make_mlp(32, 784, 128, 10)), rows)
-    run_case("(c) MLP 784-1024-10, b=512", contenders_mlp(*make_mlp(512, 784, 1024, 10)), rows)
+    cases = [("(a) grad sum(x*y+1), 4 el.", contenders_tiny(xn, yn)),
+             ("(b) MLP 784-128-10, b=32", contenders_mlp(*make_mlp(32, 784, 128, 10))),
+             ("(c) MLP 784-1024-10, b=512", contenders_mlp(*make_mlp(512, 784, 1024, 10)))]
+    if opts.json:
+        raw = {}
+        for title, contenders in cases:
+            t = per_call_interleaved({k: contenders[k] for k in ("numpy (hand)", "minpy")})
+            raw[f"grad {title}"] = [t["numpy (hand)"], t["minpy"]]
+        print(json.dumps(raw))
+        return
+    for title, contenders in cases:
+        run_case(title, contenders, rows)
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, {platform.machine()}")
     print_table("Gradient cost (same run; ratio = time / hand-written NumPy)",
                 ["case", "implementation", "time", "ratio"], rows)

@@ -1,11 +1,12 @@
-"""Per-call overhead before and after a change: bench_overhead.py run on two revisions
-of minpy, alternating, in one run.
+"""Per-call overhead before and after a change: bench_overhead.py and bench_autograd.py
+run on two revisions of minpy, alternating, in one run.
 
     python benchmarks/bench_overhead_change.py BASE_REV [--rounds 3] [--sizes 4]
+                                               [--no-autograd]
 
 BASE_REV is checked out into a temporary git worktree; each round runs
-bench_overhead.py --json once with the base on ``sys.path`` and once with this
-checkout, so machine noise hits both alike. The table gives, per case, the best
+bench_overhead.py --json (and bench_autograd.py --json) once with the base on
+``sys.path`` and once with this checkout, so machine noise hits both alike. The table gives, per case, the best
 minpy/NumPy ratio of each revision and their quotient (after / before; 1.00 =
 unchanged).
 """
@@ -39,9 +40,11 @@ runpy.run_path(script, run_name="__main__")
 """
 
 
-def run_overhead(tree, sizes):
-    out = subprocess.run([sys.executable, "-c", _BOOT, str(tree), str(HERE / "bench_overhead.py"),
-                          "--json", "--sizes", sizes], capture_output=True, text=True,
+def run_script(tree, script, *flags):
+    """{case: [numpy seconds, minpy seconds]} from ``script --json`` with minpy from ``tree``
+    (the scripts of this checkout, so both revisions run the same benchmark)."""
+    out = subprocess.run([sys.executable, "-c", _BOOT, str(tree), str(HERE / script),
+                          "--json", *flags], capture_output=True, text=True,
                          check=True, cwd=str(tree))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -51,7 +54,11 @@ def main():
     ap.add_argument("base")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sizes", default="4")
+    ap.add_argument("--no-autograd", action="store_true", help="bench_overhead.py only")
     opts = ap.parse_args()
+    scripts = [("bench_overhead.py", ("--sizes", opts.sizes))]
+    if not opts.no_autograd:
+        scripts.append(("bench_autograd.py", ()))
     best = {"before": {}, "after": {}}
     with tempfile.TemporaryDirectory() as tmp:
         base = pathlib.Path(tmp) / "base"
@@ -59,10 +66,11 @@ def main():
                         opts.base], check=True, capture_output=True)
         try:
             for _ in range(opts.rounds):
-                for label, tree in (("before", base), ("after", REPO)):
-                    for case, (t_np, t_mp) in run_overhead(tree, opts.sizes).items():
-                        r = t_mp / t_np
-                        best[label][case] = min(best[label].get(case, r), r)
+                for script, flags in scripts:
+                    for label, tree in (("before", base), ("after", REPO)):
+                        for case, (t_np, t_mp) in run_script(tree, script, *flags).items():
+                            r = t_mp / t_np
+                            best[label][case] = min(best[label].get(case, r), r)
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
                             str(base)], check=False, capture_output=True)

@@ -32,7 +32,7 @@ import numpy
 
 from . import dispatch
 from . import numpy as mnp
-from .core import autograd
+from .core import autograd, tree
 from .core.custom_ops import customop as _core_customop
 from .core.array import Array, new
 from .dispatch import Context, cpu, gpu, current_context   # noqa: F401  (minpy.context)
@@ -45,24 +45,6 @@ __all__ = ["grad_and_loss", "grad", "numpy_to_minpy", "minpy_to_numpy", "convert
            "gpu", "current_context", "set_context", "set_global_policy", "get_global_policy",
            "wrap_policy", "record_op_stat", "show_op_stat", "Profiler", "minprof",
            "quick_grad_check", "Function"]
-
-
-# ---------------------------------------------------------------- trees of arrays
-def _map_tree(fn, x):
-    """``fn`` applied to every leaf of nested lists/tuples (named too)/dicts."""
-    if isinstance(x, (list, tuple)):
-        parts = [_map_tree(fn, e) for e in x]
-        return type(x)(*parts) if hasattr(x, "_fields") else type(x)(parts)
-    if isinstance(x, dict):
-        return {k: _map_tree(fn, v) for k, v in x.items()}
-    return fn(x)
-
-
-def _leaves(x):
-    """The leaves of a tree, in :func:`_map_tree`'s order."""
-    out = []
-    _map_tree(out.append, x)
-    return out
 
 
 # ---------------------------------------------------------------- MinPy's autograd
@@ -101,7 +83,7 @@ def _as_target(out):
 def _mark_in_place(original, boxed, marks):
     """The argument tree ``func`` gets: each Array of ``original`` traced in place as
     its leaf in ``boxed`` (its old state appended to ``marks``); other leaves boxed."""
-    it = iter(_leaves(boxed))
+    it = iter(tree.leaves(boxed))
 
     def one(o):
         b = next(it)
@@ -110,7 +92,7 @@ def _mark_in_place(original, boxed, marks):
         marks.append((o, (o._data, o._node, o._var, o._copies)))
         o._node = b._node
         return o
-    return _map_tree(one, original)
+    return tree.map_tree(one, original)
 
 
 def _unbox(x, tape):
@@ -132,7 +114,7 @@ def _positions(argnums, args):
     positions = sorted({a % len(args) for a in argnums})
     seen = {}
     for i in positions:
-        for leaf in _leaves(args[i]):
+        for leaf in tree.leaves(args[i]):
             if type(leaf) is Array:
                 if id(leaf) in seen:
                     raise ValueError(
@@ -141,6 +123,16 @@ def _positions(argnums, args):
                         "MinPy's semantics trace arrays in place, so pass a copy")
                 seen[id(leaf)] = i
     return positions
+
+
+def _numpy_argument(a, differentiated):
+    """A NumPy array argument as a minpy Array; a differentiated integer or bool one
+    as float64, as MinPy differentiated it (minpy.grad refuses integer arrays)."""
+    if not isinstance(a, numpy.ndarray):
+        return a
+    if differentiated and a.dtype.kind in "iub":
+        a = a.astype(numpy.float64)
+    return numpy_to_minpy(a)
 
 
 def grad_and_loss(func, argnum=0):
@@ -173,11 +165,11 @@ def grad_and_loss(func, argnum=0):
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        args = [numpy_to_minpy(a) if isinstance(a, numpy.ndarray) else a for a in args]
         positions = _positions(argnums, args)
+        args = [_numpy_argument(a, i in positions) for i, a in enumerate(args)]
         originals = {i: args[i] for i in positions}
         for i in positions:
-            args[i] = _map_tree(lambda v: _clone(v) if type(v) is Array else v, args[i])
+            args[i] = tree.map_tree(lambda v: _clone(v) if type(v) is Array else v, args[i])
         found = {}
 
         def body(*boxed_args, **kw):
@@ -187,7 +179,7 @@ def grad_and_loss(func, argnum=0):
                 for i in positions:
                     call[i] = _mark_in_place(originals[i], boxed_args[i], marks)
                 found["tape"] = next((b._node.tape for i in positions
-                                      for b in _leaves(boxed_args[i])), None)
+                                      for b in tree.leaves(boxed_args[i])), None)
                 out = found["out"] = func(*call, **kw)
                 return _as_target(out)
             finally:
@@ -224,7 +216,7 @@ def numpy_to_minpy(var):
     Arrays land on the current context (no copy on the CPU); other leaves
     (numbers, Arrays, None) are returned unchanged. See also minpy.asarray.
     """
-    return _map_tree(_to_minpy, var)
+    return tree.map_tree(_to_minpy, var)
 
 
 def _to_numpy(x):
@@ -236,7 +228,7 @@ def minpy_to_numpy(var):
 
     See also minpy.Array.asnumpy.
     """
-    return _map_tree(_to_numpy, var)
+    return tree.map_tree(_to_numpy, var)
 
 
 wrap = numpy_to_minpy      # MinPy's ``minpy.array.wrap``

@@ -46,27 +46,46 @@ passed on to mpiexec, which ends the ranks; the launcher then exits with
 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), and kills
 whatever is left of the job 5 s later, or at once on a third signal.
 
-Exit status: the job's (mpiexec's); 128 + N when ended by signal N; 2 when
-the job could not be started (bad options, no mpiexec or mpi4py).
+Abnormal ends mpiexec does not report. MPICH's mpiexec exits with 0 when a
+rank leaves by ``os._exit(0)`` (skipping Python's exit: atexit handlers,
+flushing what it printed, MPI_Finalize), even after killing the other ranks
+for it. So each rank runs the script through ``python -m minpy.launch --rank``,
+which notes in a temporary folder of the launcher's when the rank starts, when
+it ends with a normal Python exit and when it calls ``os._exit``; a rank that
+started but did not end normally fails the job (exit status 1, the ranks
+named on stderr). Ranks on other hosts are watched only where that folder is
+on a shared file system. ``--dry-run`` prints the command without this watch.
+
+Shared memory. MPICH leaves its ``/dev/shm/mpich_shm_*`` files behind when a
+job is aborted, killed or signalled. After the job, however it ended, the
+launcher removes the ones its ranks mapped; other jobs' files are left alone.
+
+Exit status: the job's (mpiexec's); 1 when mpiexec said 0 but a rank did
+not end normally; 128 + N when ended by signal N; 2 when the job could not
+be started (bad options, no mpiexec or mpi4py).
 
 From Python: ``minpy.launch.launch("train.py", ["--epochs", "3"], n=2)``
 returns the exit status; ``build_command`` gives the command line without
 running it (``--dry-run`` prints it).
 """
 import argparse
+import atexit
+import glob
 import importlib.util
 import os
+import runpy
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import NamedTuple
 
 __all__ = ["LaunchError", "Command", "LAUNCHERS", "rank_environment", "build_command",
-           "find_mpiexec", "check_mpi4py", "launch", "main"]
+           "find_mpiexec", "check_mpi4py", "launch", "run_rank", "main"]
 
 LAUNCHERS = ("local", "mpi", "ssh")
 INSTALL = 'pip install "minpy[dist]"'
@@ -74,6 +93,11 @@ FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 KILL_GRACE = 5.0        # seconds between a forwarded signal and killing what is left
 TIMEOUT_STATUS = 255     # MPICH's mpiexec's status for a job ended by MPIEXEC_TIMEOUT
 TIMEOUT_GRACE = 10.0    # seconds mpiexec may overrun --timeout before the launcher steps in
+ABNORMAL_STATUS = 1     # a job mpiexec says ended well (0) but in which a rank did not finish
+REPORTS_VARIABLE = "MINPY_LAUNCH_REPORTS"   # the folder where watched ranks report
+SHM_PATTERN = "/dev/shm/mpich_shm_*"         # MPICH's shared memory; an aborted job leaves it
+SHM_ATTRIBUTE_S = 1.0   # seconds a new segment may go unmapped by the job before it is foreign
+_RANK_FLAG = "--rank"   # python -m minpy.launch --rank script args: one watched rank
 _POLL = 0.1             # seconds between checks on a running job
 _PROG = "minpy.launch"
 # signals that kill a rank; mpiexec reports such a rank with the signal's number
@@ -145,11 +169,14 @@ def _pick_launcher(launcher, hostfile):
 
 
 def build_command(script, args=(), n=1, servers=0, *, hostfile=None, launcher=None,
-                  mpiexec="mpiexec", python=None, timeout=None, environ=None):
+                  mpiexec="mpiexec", python=None, timeout=None, environ=None,
+                  report_dir=None):
     """The :class:`Command` that runs ``script args...`` on ``n`` worker ranks and
     ``servers`` parameter-server ranks (the last ones). Pure: checks the values
     but not the files. ``python`` defaults to ``sys.executable``, ``environ`` (whose
-    thread settings are left alone) to ``os.environ``."""
+    thread settings are left alone) to ``os.environ``. With ``report_dir`` each
+    rank runs the script through ``-m minpy.launch --rank``, which records in that
+    folder whether the rank ended with a normal Python exit (see :func:`launch`)."""
     _check_counts(n, servers, timeout)
     launcher = _pick_launcher(launcher, hostfile)
     argv = [os.fspath(mpiexec)]
@@ -159,10 +186,15 @@ def build_command(script, args=(), n=1, servers=0, *, hostfile=None, launcher=No
         argv += ["-launcher", "ssh", "-f", os.fspath(hostfile)]
     elif hostfile:
         argv += ["-f", os.fspath(hostfile)]
-    for name, value in rank_environment(n, servers, environ).items():
+    ranks = rank_environment(n, servers, environ)
+    if report_dir is not None:
+        ranks[REPORTS_VARIABLE] = os.fspath(report_dir)
+    for name, value in ranks.items():
         argv += ["-genv", name, value]
-    argv += ["-n", str(n + servers), python or sys.executable, "-m", "mpi4py",
-             os.fspath(script), *[str(a) for a in args]]
+    argv += ["-n", str(n + servers), python or sys.executable, "-m", "mpi4py"]
+    if report_dir is not None:
+        argv += ["-m", "minpy.launch", _RANK_FLAG]
+    argv += [os.fspath(script), *[str(a) for a in args]]
     env = {} if timeout is None else {"MPIEXEC_TIMEOUT": str(timeout)}
     return Command(argv, env)
 
@@ -299,13 +331,15 @@ class _Forwarder:
             _signal(self.proc, signum)
 
 
-def _wait(proc, forwarder, timeout):
+def _wait(proc, forwarder, timeout, tick=None):
     """Wait for mpiexec and return (its status, whether it overran ``timeout``). What is
     left of the job is killed KILL_GRACE s after a forwarded signal; should mpiexec
     overrun ``timeout`` by TIMEOUT_GRACE s, it gets SIGTERM, then after KILL_GRACE s
-    the job is killed."""
+    the job is killed. ``tick()`` runs between the checks."""
     start, overran_at = time.monotonic(), None
     while True:
+        if tick is not None:
+            tick()
         try:
             return proc.wait(timeout=_POLL), overran_at is not None
         except subprocess.TimeoutExpired:
@@ -319,6 +353,218 @@ def _wait(proc, forwarder, timeout):
                 _signal(proc, signal.SIGTERM)
             elif now - overran_at > KILL_GRACE:
                 _kill_job(proc)
+
+
+class _SharedMemory:
+    """The MPICH shared-memory files (``/dev/shm/mpich_shm_*``) of one job: those that
+    appear while it runs and that a process of the job maps. MPICH removes them when
+    the job ends normally and leaves them behind when it is aborted or killed; files
+    of other jobs on this machine, running or not, are left alone."""
+
+    def __init__(self):
+        self.before = set(glob.glob(SHM_PATTERN))
+        self.ours, self.foreign, self.first_seen = set(), set(), {}
+
+    def watch(self, pid):
+        """Attribute the segments that appeared since the job started to the job below
+        ``pid`` (mpiexec) when one of its processes maps them; a segment none of them
+        maps within SHM_ATTRIBUTE_S s belongs to another job."""
+        new = set(glob.glob(SHM_PATTERN)) - self.before - self.ours - self.foreign
+        if not new:
+            return
+        now = time.monotonic()
+        mapped = _mapped_shm([pid] + _descendants(pid))
+        for path in new:
+            if path in mapped:
+                self.ours.add(path)
+            elif now - self.first_seen.setdefault(path, now) > SHM_ATTRIBUTE_S:
+                self.foreign.add(path)
+
+    def claim(self, paths):
+        """Count as the job's those of ``paths`` (segments its ranks reported mapping)
+        that appeared since it started."""
+        self.ours |= (set(paths) - self.before) & set(glob.glob(SHM_PATTERN))
+
+    def remove(self):
+        """Remove the job's segments that are still there."""
+        for path in sorted(self.ours):
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                print(f"{_PROG}: could not remove the job's shared memory {path}: {e}",
+                      file=sys.stderr, flush=True)
+
+
+def _mapped_shm(pids):
+    """The MPICH shared-memory files the processes ``pids`` map (from /proc)."""
+    mapped = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                for line in f:
+                    if "/dev/shm/mpich_shm_" in line:
+                        path = line.split(maxsplit=5)[-1].strip()
+                        mapped.add(path.removesuffix(" (deleted)"))
+        except OSError:
+            pass
+    return mapped
+
+
+# ---- watched ranks: did each end with a normal Python exit? -----------------------------
+
+def _write_report(path, text, mode="w"):
+    """Write (or with mode "a" append) ``text`` to ``path``; nothing when the folder is
+    not there (a rank on another host without a shared file system: the launcher
+    cannot watch it)."""
+    try:
+        with open(path, mode) as f:
+            f.write(text)
+    except OSError:
+        pass
+
+
+class _AfterImport:
+    """A meta path finder that runs ``then()`` right after the module ``name`` has been
+    imported (once), by wrapping the loader the other finders give it."""
+
+    def __init__(self, name, then):
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname, path=None, target=None):
+        """The usual spec of ``name``, with a loader that calls ``then`` after it."""
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ThenLoader(spec.loader, self.then)
+        return spec
+
+
+class _ThenLoader:
+    """``loader``, calling ``then()`` once the module is executed."""
+
+    def __init__(self, loader, then):
+        self._loader, self._then = loader, then
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._then()
+
+
+def run_rank(argv):
+    """Run ``argv`` (script, args...) as this rank's ``__main__``, as ``python -m mpi4py
+    script args`` does, and report in the folder ``$MINPY_LAUNCH_REPORTS``:
+    ``start-RANK`` now, ``done-RANK`` at a normal interpreter exit (atexit: after the
+    script returns, raises or calls sys.exit), ``exit-RANK`` (the status) when the
+    process calls ``os._exit``, which skips atexit, the flushing of output and
+    MPI_Finalize. What a forked child of the rank does is not reported."""
+    if not argv:
+        raise SystemExit(f"python -m {_PROG} {_RANK_FLAG}: give the script to run")
+    folder, rank = os.environ.get(REPORTS_VARIABLE), os.environ.get("PMI_RANK")
+    if folder and rank is not None:             # PMI_RANK: MPICH's hydra sets it
+        pid, real_exit = os.getpid(), os._exit
+
+        def report(kind, text="", mode="w"):
+            if os.getpid() == pid:
+                _write_report(os.path.join(folder, f"{kind}-{rank}"), text, mode)
+
+        def report_shm():
+            report("shm", "".join(f"{p}\n" for p in sorted(_mapped_shm([pid]))), "a")
+
+        def report_done():
+            report_shm()
+            report("done")
+
+        def reporting_exit(status):
+            report_shm()
+            report("exit", f"{status}\n")
+            real_exit(status)
+
+        report("start", f"{pid}\n")
+        atexit.register(report_done)
+        os._exit = reporting_exit
+        # MPI_Init (importing mpi4py.MPI) maps the job's shared memory: name it then,
+        # for the launcher to remove should the job be killed before it is polled
+        if "mpi4py.MPI" in sys.modules:
+            report_shm()
+        else:
+            sys.meta_path.insert(0, _AfterImport("mpi4py.MPI", report_shm))
+    script = argv[0]
+    sys.argv[:] = list(argv)
+    if not getattr(sys.flags, "isolated", 0):
+        sys.path[0] = os.path.realpath(os.path.dirname(script))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+def _unfinished_ranks(folder):
+    """{rank: the status it passed to os._exit, or None} for the ranks that reported
+    their start in ``folder`` but no normal exit, in rank order."""
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return {}
+    found = {}
+    for name in names:
+        rank = name.removeprefix("start-")
+        if rank == name or not rank.isdigit() or f"done-{rank}" in names:
+            continue
+        status = None
+        if f"exit-{rank}" in names:
+            try:
+                with open(os.path.join(folder, f"exit-{rank}")) as f:
+                    status = int(f.read())
+            except (OSError, ValueError):
+                pass
+        found[int(rank)] = status
+    return dict(sorted(found.items()))
+
+
+def _reported_shm(folder):
+    """The shared-memory files the ranks reported mapping in ``folder``."""
+    paths = set()
+    for path in glob.glob(os.path.join(glob.escape(folder), "shm-*")):
+        try:
+            with open(path) as f:
+                paths.update(line.strip() for line in f if line.strip())
+        except OSError:
+            pass
+    return paths
+
+
+def _ranks(ranks):
+    """``rank 3`` or ``ranks 0, 2``."""
+    ranks = list(ranks)
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
+
+
+def _explain_unfinished(unfinished, rc, status):
+    """The paragraph for stderr about ranks that ended without a normal Python exit
+    in a job mpiexec reports as ``rc``."""
+    exited = {r: c for r, c in unfinished.items() if c is not None}
+    others = [r for r in unfinished if r not in exited]
+    parts = [f"{_PROG}: rank {r} ended abnormally: it called os._exit({c}) before the job "
+             "finished, which skips Python's exit (atexit handlers, flushing what it "
+             "printed) and MPI_Finalize." for r, c in exited.items()]
+    if others and exited:
+        parts.append(f"{_ranks(others).capitalize()} ended with it, unfinished (MPICH's "
+                     "mpiexec ends every other rank when one leaves without MPI_Finalize).")
+    elif others:
+        parts.append(f"{_PROG}: {_ranks(others)} ended abnormally: without a normal Python "
+                     "exit (os._exit, a C-level exit() or a crash that mpiexec did not "
+                     "report), before the job finished.")
+    parts.append(f"mpiexec reported exit status {rc}, but the job did not finish "
+                 f"(exit status {status}).")
+    return " ".join(parts)
 
 
 def _signame(signum):
@@ -362,6 +608,9 @@ def launch(script, args=(), n=1, servers=0, *, hostfile=None, launcher=None, tim
     instead and returns 0. ``stdin``/``stdout``/``stderr`` go to mpiexec as in
     :class:`subprocess.Popen`; this function's own message about a failed job goes
     to ``sys.stderr``. Signals are forwarded only when called from the main thread.
+    A job in which a rank did not end with a normal Python exit fails with
+    ABNORMAL_STATUS even when mpiexec says 0; the job's MPICH shared-memory files
+    are removed afterwards (see the module's documentation).
     Raises LaunchError when the job cannot be started."""
     _check_counts(n, servers, timeout)
     _check_files(script, hostfile)
@@ -374,26 +623,44 @@ def launch(script, args=(), n=1, servers=0, *, hostfile=None, launcher=None, tim
                                 launcher=launcher, mpiexec=mpiexec, timeout=timeout)
         print(command.shell(), flush=True)
         return 0
-    command = build_command(script, args, n, servers, hostfile=hostfile, launcher=launcher,
-                            mpiexec=find_mpiexec(mpiexec), timeout=timeout)
+    mpiexec = find_mpiexec(mpiexec)
+    _pick_launcher(launcher, hostfile)
     check_mpi4py()
+    reports = tempfile.mkdtemp(prefix="minpy-launch-")
+    try:
+        command = build_command(script, args, n, servers, hostfile=hostfile,
+                                launcher=launcher, mpiexec=mpiexec, timeout=timeout,
+                                report_dir=reports)
+        return _run(command, timeout, reports, stdin, stdout, stderr)
+    finally:
+        shutil.rmtree(reports, ignore_errors=True)
+
+
+def _run(command, timeout, reports, stdin, stdout, stderr):
+    """Run ``command``, whose ranks report in the folder ``reports``; return the job's
+    exit status (see :func:`launch`) after removing the job's shared memory."""
     env = dict(os.environ, **command.env)
     start = time.monotonic()
-    with _Forwarder() as forwarder:
-        try:
-            proc = subprocess.Popen(command.argv, env=env, start_new_session=True,
-                                    stdin=stdin, stdout=stdout, stderr=stderr)
-        except OSError as e:
-            raise LaunchError(f"could not start {command.argv[0]}: {e}; give MPICH's "
-                              f"mpiexec with --mpiexec PATH, or reinstall it with "
-                              f"{INSTALL}") from e
-        forwarder.attach(proc)
-        try:
-            rc, overran = _wait(proc, forwarder, timeout)
-        except BaseException:
-            _kill_job(proc)                     # never leave the job running behind us
-            proc.wait()
-            raise
+    shm = _SharedMemory()
+    try:
+        with _Forwarder() as forwarder:
+            try:
+                proc = subprocess.Popen(command.argv, env=env, start_new_session=True,
+                                        stdin=stdin, stdout=stdout, stderr=stderr)
+            except OSError as e:
+                raise LaunchError(f"could not start {command.argv[0]}: {e}; give MPICH's "
+                                  f"mpiexec with --mpiexec PATH, or reinstall it with "
+                                  f"{INSTALL}") from e
+            forwarder.attach(proc)
+            try:
+                rc, overran = _wait(proc, forwarder, timeout, lambda: shm.watch(proc.pid))
+            except BaseException:
+                _kill_job(proc)                     # never leave the job running behind us
+                proc.wait()
+                raise
+    finally:
+        shm.claim(_reported_shm(reports))
+        shm.remove()
     elapsed = time.monotonic() - start
     if forwarder.signum is not None:
         status = 128 + forwarder.signum
@@ -407,6 +674,12 @@ def launch(script, args=(), n=1, servers=0, *, hostfile=None, launcher=None, tim
     if status:
         print(_explain(status, rc, forwarder.signum, timeout, elapsed, overran),
               file=sys.stderr, flush=True)
+        return status
+    # hydra reports 0 for a rank that left by os._exit(0), even after killing the others
+    unfinished = _unfinished_ranks(reports)
+    if unfinished:
+        status = ABNORMAL_STATUS
+        print(_explain_unfinished(unfinished, rc, status), file=sys.stderr, flush=True)
     return status
 
 
@@ -439,7 +712,11 @@ def _parser():
 
 def main(argv=None):
     """The command line: parse ``argv`` (default ``sys.argv[1:]``), run the job and
-    return its exit status (2 when it cannot be started)."""
+    return its exit status (2 when it cannot be started). ``--rank SCRIPT ARGS`` (how
+    the launcher starts each rank) runs SCRIPT as :func:`run_rank` does."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == [_RANK_FLAG]:
+        return run_rank(argv[1:])
     a = _parser().parse_args(argv)
     try:
         return launch(a.script, a.args, a.workers, a.servers, hostfile=a.hostfile,

@@ -1,11 +1,24 @@
 """Running real MPI jobs from tests: a hard timeout, and MPICH's leftover
 shared-memory files (a killed job leaves /dev/shm/mpich_shm_*) removed."""
 import glob
+import importlib.util
 import os
 import subprocess
 import sys
 
+import pytest
+
+from minpy import launch as _launch
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+try:
+    MPIEXEC = _launch.find_mpiexec()
+except _launch.LaunchError:
+    MPIEXEC = None
+needs_mpi = pytest.mark.skipif(
+    MPIEXEC is None or importlib.util.find_spec("mpi4py") is None,
+    reason='real jobs need MPICH and mpi4py: pip install "minpy[dist]"')
 
 
 def run_mpi(mpiexec, n, script, *args, timeout=120, env=None, cwd=None):

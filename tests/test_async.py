@@ -39,7 +39,7 @@ def test_eager_ops_see_pending_writes():
         assert float(mp.sum(y)) == 4.0 * 400 * 400
 
 
-def test_error_in_pushed_work_surfaces_at_next_wait_once():
+def test_error_in_pushed_work_surfaces_at_every_wait_until_rewritten():
     x = mp.zeros(4)
 
     def boom():
@@ -48,8 +48,12 @@ def test_error_in_pushed_work_surfaces_at_next_wait_once():
         engine_bridge.push(boom, writes=[x], name="boom")
         with pytest.raises(ValueError, match="kaput"):
             x + 1                              # the next eager op touching x
-        x[...] = 2.0                           # engine still usable, error raised once
-        assert float(mp.sum(x)) == 8.0
+        with pytest.raises(ValueError, match="kaput"):
+            x + 1                              # and the one after: x holds no value
+        with pytest.raises(ValueError, match="kaput"):
+            x[...] = 2.0                       # an eager write may be partial: refused too
+        engine_bridge.push(lambda: x._data.fill(2.0), writes=[x])     # a pushed rewrite
+        assert float(mp.sum(x)) == 8.0         # engine still usable
 
 
 def test_wait_to_read_and_waitall_raise():
@@ -58,13 +62,17 @@ def test_wait_to_read_and_waitall_raise():
     def boom():
         raise RuntimeError("late failure")
     engine_bridge.push(boom, writes=[x])
-    with pytest.raises(RuntimeError, match="late failure"):
-        x.wait_to_read()
-    x.wait_to_read()                           # once only
+    for _ in range(2):                         # every read, not once
+        with pytest.raises(RuntimeError, match="late failure"):
+            x.wait_to_read()
+    mp.waitall()                               # seen: waitall reports each error once
     y = mp.zeros(2)
     engine_bridge.push(boom, writes=[y])
     with pytest.raises(RuntimeError, match="late failure"):
         mp.waitall()
+    mp.waitall()
+    with pytest.raises(RuntimeError, match="late failure"):
+        y.wait_to_read()
 
 
 def test_pushed_write_is_visible_after_wait():

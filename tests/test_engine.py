@@ -194,7 +194,7 @@ def fail(exc):
     return op
 
 
-def test_error_propagates_skips_and_is_raised_once(eng):
+def test_error_propagates_skips_and_is_raised_by_every_wait(eng):
     v, w, x, other = (eng.new_var() for _ in range(4))
     exc, ran = Boom("bad"), []
     eng.push(slow(fail(exc)), writes=v, name="failing-op")
@@ -204,15 +204,33 @@ def test_error_propagates_skips_and_is_raised_once(eng):
     with pytest.raises(Boom) as info:
         eng.wait_for(x)
     assert info.value is exc
-    assert any("failing-op" in n for n in exc.__notes__)
-    eng.waitall()                  # already raised: not again
-    eng.wait_for(v)
-    eng.wait_for(w)
+    assert sum("failing-op" in n for n in exc.__notes__) == 1
+    eng.waitall()                  # already raised: waitall reports it once
+    for var in (v, w, x, x):       # a failed var raises on every wait
+        with pytest.raises(Boom):
+            eng.wait_for(var)
     assert ran == ["indep"]
     assert (v.version, w.version, x.version) == (0, 0, 0)
-    eng.push(lambda: ran.append("after"), reads=v, writes=w)   # usable again
+    eng.push(lambda: ran.append("after"), reads=v, writes=w)   # reads a failed var: skipped
+    with pytest.raises(Boom):
+        eng.wait_for(w)
+    eng.push(lambda: ran.append("rewrite"), writes=v)          # a rewrite clears it
+    eng.push(lambda: ran.append("after2"), reads=v, writes=w)
     eng.wait_for(w)
-    assert ran == ["indep", "after"] and w.version == 1
+    assert ran == ["indep", "rewrite", "after2"] and (v.version, w.version) == (1, 1)
+    assert v._error is None and w._error is None
+
+
+def test_read_write_op_on_a_seen_failure_is_skipped(eng):
+    """A var listed in reads and writes is read: a failed one is not 'rewritten'."""
+    v, ran = eng.new_var(), []
+    eng.push(fail(Boom()), writes=v)
+    with pytest.raises(Boom):
+        eng.wait_for(v)
+    eng.push(lambda: ran.append("rmw"), reads=v, writes=v)
+    with pytest.raises(Boom):
+        eng.wait_for(v)
+    assert ran == []
 
 
 def test_dependants_pushed_before_the_raise_stay_skipped(eng):
@@ -225,9 +243,11 @@ def test_dependants_pushed_before_the_raise_stay_skipped(eng):
     eng.push(lambda: ran.append("D"), reads=[w, gate], writes=out)
     with pytest.raises(Boom):
         eng.wait_for(v)
-    eng.push(lambda: ran.append("after"), reads=w)
-    eng.wait_for(out)              # error already raised: not again
-    eng.waitall()
+    eng.push(lambda: ran.append("after"), writes=w)     # a rewrite of w, pushed after
+    with pytest.raises(Boom):
+        eng.wait_for(out)          # D read w before the rewrite: skipped
+    eng.waitall()                  # seen already: not again
+    eng.wait_for(w)
     assert ran == ["after"]
 
 
@@ -240,9 +260,12 @@ def test_vars_outlive_an_engine():
         with pytest.raises(Boom):
             e1.wait_for(v)
     with ThreadedEngine(num_cpu_workers=1) as e2:
-        e2.push(lambda: ran.append(1), reads=v)
+        with pytest.raises(Boom):   # the failure is the var's, whatever the engine
+            e2.wait_for(v)
+        e2.push(lambda: ran.append(1), writes=v)
+        e2.push(lambda: ran.append(2), reads=v)
         e2.waitall()
-    assert ran == [1]
+    assert ran == [1, 2]
 
 
 def test_write_only_dependant_is_skipped(eng):
@@ -269,12 +292,13 @@ def test_waitall_raises_each_error_once(eng):
             eng.waitall()
         raised.append(info.value)
     eng.waitall()
-    eng.wait_for(a)
+    with pytest.raises(Boom, match="one"):
+        eng.wait_for(a)            # waitall reports each error once; reads keep raising
     assert {id(e) for e in raised} == {id(e1), id(e2), id(raised[2])}
     assert sum(isinstance(e, ValueError) for e in raised) == 1
 
 
-def test_concurrent_waiters_get_error_once(teng):
+def test_concurrent_waiters_all_get_the_error(teng):
     v, exc = teng.new_var(), Boom()
     teng.push(slow(fail(exc), 0.1), writes=v)
     results = []
@@ -290,7 +314,7 @@ def test_concurrent_waiters_get_error_once(teng):
         t.start()
     for t in ts:
         t.join(10)
-    assert sorted(results, key=lambda r: r is None) == [exc, None, None]
+    assert results == [exc, exc, exc]
 
 
 def test_base_exception_in_worker_is_stored(teng):

@@ -77,18 +77,22 @@ def make_op(index, reads, writes, salt, fails, device=None):
 
 
 def reference(n, program, state=None):
-    """Sequential interpretation, including the engine's error rules."""
+    """Sequential interpretation, including the engine's error rules: a failed var
+    poisons every op reading it, and an op writing it while its error is unseen;
+    every wait on it raises; a successful write clears it."""
     state = initial_state(n) if state is None else state
     err, seen, failed, waits = [None] * n, set(), [], []
     for op in program:
         if op[0] == "wait":
             rec = err[op[1]]
-            waits.append(rec if rec is not None and rec not in seen else None)
+            waits.append(rec)
             seen.add(rec)
             continue
         index, reads, writes = op[:3]
-        rec = next((err[v] for v in reads + writes
-                    if err[v] is not None and err[v] not in seen), None)
+        rec = next((err[v] for v in reads if err[v] is not None), None)
+        if rec is None:
+            rec = next((err[v] for v in writes
+                        if err[v] is not None and err[v] not in seen), None)
         if rec is None:
             try:
                 apply_op(state, op)
@@ -132,7 +136,7 @@ def finish(engine, vs):
 def expected_finish(err, seen, failed):
     per_var = []
     for rec in err:
-        per_var.append(rec if rec is not None and rec not in seen else None)
+        per_var.append(rec)
         seen.add(rec)
     return per_var, set(failed) - seen
 

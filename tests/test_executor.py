@@ -112,6 +112,7 @@ def test_bind_with_given_arrays_and_errors():
     net = mlp()
     shapes = dict(zip(net.list_arguments(), net.infer_shape(data=(2, 4))[0]))
     args = {k: minpy.array(R.standard_normal(s)) for k, s in shapes.items()}
+    args["softmax_label"] = minpy.array([0.0, 2.0])         # class indices, not noise
     grads = {"fc1_weight": minpy.zeros(shapes["fc1_weight"])}
     exe = net.bind(minpy.cpu(), args, args_grad=grads)
     assert exe.arg_dict["fc1_weight"] is args["fc1_weight"]       # no copy

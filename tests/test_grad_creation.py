@@ -36,7 +36,7 @@ def taped(f, *args):
         r = f(*a)
         out.append(r)
         first = r[0] if isinstance(r, (tuple, list)) else r
-        return mnp.sum(mnp.real(first)) * 0.0 + mnp.sum(a[0]) * 0.0
+        return mnp.sum(mnp.real(first)) * 0.0 + mnp.sum(mnp.real(a[0])) * 0.0
     minpy.grad(loss, argnum=tuple(range(len(args))))(*args)
     return out[0]
 

@@ -110,12 +110,17 @@ def test_shifts():
     check_grads(lambda x: F.ifftshift(x, axes=(0,)), C(3, 5))
 
 
-def test_fftfreq_is_not_differentiated():
+def test_fftfreq_is_differentiated_in_the_spacing():
+    # k / (n d) * d does not depend on d; k / (n d) squared has derivative -2 (k/(n d))^2 / d
     def f(d):
         return mnp.sum(F.fftfreq(4, d)) * d + mnp.sum(F.rfftfreq(5, d)) * d
+    numpy.testing.assert_allclose(minpy.grad(f)(0.5), 0.0, atol=1e-15)
     d = 0.5
-    want = numpy.sum(numpy.fft.fftfreq(4, d)) + numpy.sum(numpy.fft.rfftfreq(5, d))
-    numpy.testing.assert_allclose(minpy.grad(f)(d), want)
+    want = -2 * (numpy.sum(numpy.fft.fftfreq(4, d) ** 2) +
+                 numpy.sum(numpy.fft.rfftfreq(5, d) ** 2)) / d
+    numpy.testing.assert_allclose(minpy.grad(
+        lambda d: mnp.sum(F.fftfreq(4, d) ** 2) + mnp.sum(F.rfftfreq(5, d=d) ** 2))(d), want)
+    check_grads(lambda d: F.fftfreq(6, d), mnp.array(0.7))
 
 
 # ---------------------------------------------------------------- closed forms, peers

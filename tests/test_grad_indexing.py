@@ -249,10 +249,10 @@ def test_take_accumulates_repeats():
 NONDIFF = [
     lambda x: mnp.nonzero(x > 0)[0], lambda x: mnp.nonzero(x)[0], lambda x: mnp.argwhere(x),
     lambda x: mnp.flatnonzero(x), lambda x: mnp.argsort(x), lambda x: mnp.argpartition(x, 1),
-    lambda x: mnp.unique(x), lambda x: mnp.ix_(x, x)[0],
+    lambda x: mnp.ix_(x, x)[0],
     lambda x: mnp.searchsorted(mnp.sort(x), x), lambda x: mnp.lexsort((x, x)),
-    lambda x: mnp.unique_values(x), lambda x: x.nonzero()[0], lambda x: x.argsort(),
-]
+    lambda x: x.nonzero()[0], lambda x: x.argsort(),
+]   # (unique's values are the input's values: differentiable, see test_grad_audit.py)
 
 
 @pytest.mark.parametrize("k", range(len(NONDIFF)))
@@ -320,7 +320,6 @@ def test_piecewise_on_traced_is_differentiable():
 
 CHAPTER = "take take_along_axis compress extract choose select".split()
 NONDIFF_NAMES = ("nonzero argwhere flatnonzero ix_ argsort argpartition lexsort searchsorted "
-                 "unique unique_all unique_counts unique_inverse unique_values "
                  "ravel_multi_index unravel_index").split()
 
 

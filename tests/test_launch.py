@@ -18,18 +18,13 @@ import pytest
 
 from minpy import launch as ml
 
+from _jobs import needs_mpi
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 JOB = os.path.join(HERE, "mpi_jobs", "launch_job.py")
 INSTALL = r'pip install "minpy\[dist\]"'
 
-try:
-    MPIEXEC = ml.find_mpiexec()
-except ml.LaunchError:
-    MPIEXEC = None
-needs_mpi = pytest.mark.skipif(
-    MPIEXEC is None or importlib.util.find_spec("mpi4py") is None,
-    reason='real jobs need MPICH and mpi4py: pip install "minpy[dist]"')
 
 
 def _mapped_shm():

@@ -19,6 +19,7 @@ import operator
 import numpy
 
 from .. import engine
+from . import tree
 from ..dispatch import state
 from ..dispatch.context import Context, context_named
 from ..dispatch.transfer import ArrayHolder, context_of, data_on, move_raw
@@ -74,6 +75,8 @@ class Array(ArrayHolder):
         """
         if _process.tracers:
             _check_trace_read(self)
+        if STALE_ROOTS:
+            check_fresh(self)
         wait(self)
         d = self._data
         if type(d) is _ndarray:
@@ -182,23 +185,35 @@ class Array(ArrayHolder):
         return (self[i] for i in range(len(self._data)))
 
     def __bool__(self):
+        # control flow on a traced value is allowed (as JAX and autograd): a branch
+        # taken carries no gradient of its own
         return bool(self._host_scalar())
 
     def __int__(self):
+        if self._node is not None:
+            _refuse_traced(self, "int()")
         return int(self._host_scalar())
 
     def __float__(self):
+        if self._node is not None:
+            _refuse_traced(self, "float()")
         return float(self._host_scalar())
 
     def __complex__(self):
+        if self._node is not None:
+            _refuse_traced(self, "complex()")
         return complex(self._host_scalar())
 
     def __index__(self):
+        if self._node is not None:
+            _refuse_traced(self, "operator.index()")
         return operator.index(self._host_scalar())
 
     def _host_scalar(self):
         if _process.tracers:
             _check_trace_read(self)
+        if STALE_ROOTS:
+            check_fresh(self)
         wait(self)
         d = self._data
         if type(d) is not _ndarray:
@@ -206,11 +221,22 @@ class Array(ArrayHolder):
         return d
 
     def item(self, *args):
-        """The element as a Python scalar. See also numpy.ndarray.item."""
+        """The element as a Python scalar. See also numpy.ndarray.item.
+
+        Refused on an Array being differentiated (the Python number would carry
+        no gradient): use ``minpy.stop_gradient(x).item()`` for its value alone.
+        """
+        if self._node is not None:
+            _refuse_traced(self, "x.item()")
         return self.asnumpy().item(*args)
 
     def tolist(self):
-        """Nested Python lists. See also numpy.ndarray.tolist."""
+        """Nested Python lists. See also numpy.ndarray.tolist.
+
+        Refused on an Array being differentiated, as :meth:`item`.
+        """
+        if self._node is not None:
+            _refuse_traced(self, "x.tolist()")
         return self.asnumpy().tolist()
 
     def tobytes(self, order="C"):
@@ -366,15 +392,57 @@ def wrap(res):
 
 
 def arrays_in(args, kwargs):
-    """The Arrays among ``args`` and ``kwargs``' values, in nested lists/tuples too."""
-    todo = list(args) + list(kwargs.values())
-    while todo:
-        a = todo.pop()
-        t = type(a)
-        if t is Array:
-            yield a
-        elif t is list or t is tuple:
-            todo.extend(a)
+    """The Arrays among ``args`` and ``kwargs``' values, at any depth of containers."""
+    return [a for a in tree.leaves((args, kwargs)) if type(a) is Array]
+
+
+# Buffers superseded by a write recorded on a tape: {id(root buffer): (buffer, tape,
+# writer)}. Under a tape ``y[k] = v`` rebinds ``y`` to a new value (the old one is
+# kept for the backward pass), so a view taken before the write, or the base of a
+# written view, would show the old contents where NumPy shows the new ones: reading
+# one is refused. Emptied for a tape when it closes; empty (one dict test per traced
+# call) unless a traced write happened.
+STALE_ROOTS = {}
+
+
+def buffer_root(d):
+    """The buffer owning the memory of backend array ``d`` (itself when it owns it)."""
+    b = getattr(d, "base", None)
+    while b is not None and hasattr(b, "base") and hasattr(b, "shape"):
+        d = b
+        b = getattr(d, "base", None)
+    return d
+
+
+def check_fresh(a):
+    """Refuse reading Array ``a`` when its buffer was superseded by a write under a tape
+    (see :data:`STALE_ROOTS`)."""
+    hit = STALE_ROOTS.get(id(buffer_root(a._data)))
+    if hit is None:
+        return
+    if hit[0] is not a._data:
+        raise ValueError(
+            f"minpy.grad: this array shares memory with an array written in place by "
+            f"{hit[2]} while a gradient was being recorded, after they were linked (a view "
+            "taken before the write, or the base of a written view); under a gradient tape "
+            "a write makes a new value, so this array would not show the write as NumPy "
+            "does. Take the view after the write, or write through the array itself.")
+    raise ValueError(
+        f"minpy.grad: this array's contents were replaced by a write in place "
+        f"({hit[2]}) while a gradient was being recorded, through another array sharing "
+        "its memory (a view of it, or the differentiated copy of it); under a gradient "
+        "tape the write does not reach this array, so its value would differ from "
+        "NumPy's. Write into the array itself (x[key] = v), not into a view of it.")
+
+
+def _refuse_traced(a, what):
+    """Refuse turning Array ``a`` into a Python number while a tape differentiates it:
+    the number would silently drop out of the gradient (autograd and JAX refuse too)."""
+    if a._node.tape.active:
+        raise TypeError(f"minpy.grad: {what} of an Array being differentiated would drop it "
+                        "from the gradient (the Python number is a constant to the tape); "
+                        "use minpy's functions on the Array, or minpy.stop_gradient(x) / "
+                        "x.asnumpy() where its value is meant as a constant")
 
 
 def is_traced(a):
@@ -422,10 +490,12 @@ def unwrap_cpu(a):
 
 
 def wait(arr):
-    """Block until pending engine writes to Array ``arr`` finish; re-raise their error."""
+    """Block until pending engine work on Array ``arr``'s storage finishes; re-raise its
+    error (the Var of its buffer carries work pushed through any view of the buffer)."""
     v = arr._var
     if v is not None:
         engine.wait_for(v)
+    engine.wait_storage(arr._data, v)
 
 
 def _rebuild(host, ctx):

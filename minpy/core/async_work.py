@@ -1,10 +1,17 @@
 """Arrays on the dependency engine: async mode, pushed calls, waits on inputs.
 
 An Array gets an engine Var (``_var``) the first time asynchronous work
-touches it. Eager code never reads an array under a pending write: the
-slow path (taken while async mode is on) waits for the Vars of its inputs,
-and ``asnumpy``/``repr``/``wait_to_read`` wait as well. Work pushed by other
-layers (executors, KVStore) waits at its own API boundary.
+touches it: the Var of its storage buffer (``minpy.engine.storage``), so
+that a view and its base -- and every other view of that buffer -- order
+against each other. An Array that has no ``_var`` yet still finds its
+buffer's Var when it waits. Eager code never reads an array under a pending
+write: the slow path (taken while async mode is on) waits for the Vars of its
+inputs, and ``asnumpy``/``repr``/``wait_to_read`` wait as well. Work pushed by
+other layers (executors, KVStore) waits at its own API boundary.
+
+A pushed call runs under the NumPy error state (``numpy.errstate``) of the
+code that pushed it; an error it raises, like any error of pushed work, is
+raised by every later read of its output until the output is rewritten.
 
 Async mode (``minpy.set_async(True)`` or ``with minpy.async_mode():``) pushes
 large elementwise ufunc calls and matrix products to the engine instead of
@@ -18,6 +25,7 @@ import numpy
 
 from .. import engine
 from ..dispatch import state
+from . import tree
 from .array import Array, new, wait
 
 __all__ = ["set_async", "async_mode", "is_async", "waitall", "wait_array", "wait_inputs",
@@ -26,37 +34,45 @@ __all__ = ["set_async", "async_mode", "is_async", "waitall", "wait_array", "wait
 ASYNC_MIN_SIZE = 1 << 16        # elements; smaller calls are not worth a thread hop
 _lock = threading.Lock()
 _ndarray = numpy.ndarray
+# argument types holding no Array: a flat call of these needs no tree walk
+_FLAT = frozenset((Array, _ndarray, float, int, bool, complex, str, slice, type(None),
+                   type(Ellipsis)))
 
 
 def var_of(arr):
-    """The engine Var of Array ``arr`` (created on first use)."""
+    """The engine Var of Array ``arr``: its storage buffer's (shared with every view
+    of the buffer), bound on first use."""
     v = arr._var
     if v is None:
-        v = arr._var = engine.new_var()
+        v = arr._var = engine.bind_storage(arr._data)
+    else:
+        engine.adopt_storage(arr._data, v)   # e.g. a buffer swapped in by a jit run
     return v
 
 
 wait_array = wait
 
 
-def _each_array(obj, out):
-    t = type(obj)
-    if t is Array:
-        out.append(obj)
-    elif t is list or t is tuple:
-        for e in obj:
-            _each_array(e, out)
-    return out
-
-
 def wait_inputs(args, kwargs):
-    """Wait for pending work on every Array among ``args`` and ``kwargs``."""
-    arrays = _each_array(args, [])
-    if kwargs:
-        _each_array(tuple(kwargs.values()), arrays)
-    for a in arrays:
-        if a._var is not None:
-            engine.wait_for(a._var)
+    """Wait for pending work on the storage of every Array among ``args`` and
+    ``kwargs`` (in nested containers too); re-raise the error of a failed one."""
+    flat = _FLAT
+    for a in args:
+        if type(a) not in flat:
+            break
+    else:
+        if not kwargs or all(type(a) in flat for a in kwargs.values()):
+            for a in args:
+                if type(a) is Array:
+                    wait(a)
+            if kwargs:
+                for a in kwargs.values():
+                    if type(a) is Array:
+                        wait(a)
+            return
+    for a in tree.leaves((args, kwargs) if kwargs else args):
+        if type(a) is Array:
+            wait(a)
 
 
 def set_async(enabled):
@@ -140,8 +156,38 @@ def try_push(prim, args, kwargs):
 
     def op():
         impl(*datas, out=out)
-    engine.push(op, reads=reads, writes=writes, name=prim.qualname)
+    # nbytes: the output is held until the op runs (the engine bounds bytes in flight)
+    engine.push(_under_errstate(op), reads=reads, writes=writes, name=prim.qualname,
+                nbytes=out.nbytes)
     return result
+
+
+# A worker thread starts with NumPy's default error state; pushed work runs
+# under the pusher's (numpy.geterr() is per thread / context).
+_DEFAULT_ERR = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+
+
+def _errstate():
+    """The caller's NumPy error state as ``numpy.errstate`` keywords, or None when
+    it is the default one."""
+    err = numpy.geterr()
+    if err == _DEFAULT_ERR:
+        return None
+    if "call" in err.values() or "log" in err.values():
+        err["call"] = numpy.geterrcall()
+    return err
+
+
+def _under_errstate(fn):
+    err = _errstate()
+    if err is None:
+        return fn
+
+    def run():
+        with numpy.errstate(**err):
+            return fn()
+    run.__qualname__ = getattr(fn, "__qualname__", "op")
+    return run
 
 
 def push(fn, reads=(), writes=(), name=None):
@@ -149,7 +195,10 @@ def push(fn, reads=(), writes=(), name=None):
 
     For layers that compute into existing arrays (executors, KVStore pulls).
     Later waits on the written arrays (``wait_to_read``, ``asnumpy``, eager
-    ops in async mode, ``waitall``) see ``fn``'s result or re-raise its error.
+    ops in async mode, ``waitall``) see ``fn``'s result or re-raise its error
+    (every read, until an array is rewritten). An array that ``fn`` reads as
+    well as writes belongs in both lists. ``fn`` runs under the caller's NumPy
+    error state.
     """
-    engine.push(fn, reads=[var_of(a) for a in reads], writes=[var_of(a) for a in writes],
-                name=name)
+    engine.push(_under_errstate(fn), reads=[var_of(a) for a in reads],
+                writes=[var_of(a) for a in writes], name=name)

@@ -22,6 +22,7 @@ from .array import Array, new
 from .ops import BROADCAST_TO, ONES_LIKE, REAL, RESHAPE, STACK, SUM, ZEROS_LIKE, apply
 from .primitive import PRIMITIVES, Primitive
 from .tape import Node, OutRef, leaf, new_tape, close_tape
+from . import tree
 from .wrappers import make_ufunc
 
 __all__ = ["grad", "grad_and_loss", "value_and_grad", "jacobian", "hessian_vector_product",
@@ -200,7 +201,13 @@ def backward(tape, out_ref, g):
         if gn is None:
             continue
         if type(gn) is list:
-            gn = tuple(_zeros_like(v) if gi is None else gi for gi, v in zip(gn, node.value))
+            if node.outdef is not None:        # nested outputs: gradients in their tree
+                gn = tree.unflatten(node.outdef, [
+                    _zeros_like(v) if gi is None else gi
+                    for gi, v in zip(gn, tree.leaves(node.value))])
+            else:
+                gn = tuple(_zeros_like(v) if gi is None else gi
+                           for gi, v in zip(gn, node.value))
         rules = node.prim.vjp
         kwargs = node.kwargs
         seq_cache = None
@@ -268,32 +275,39 @@ def _on_current_context(host):
     return new(move_raw(host, current_context()))
 
 
-def _as_array(x):
-    if type(x) is Array:
-        return x, False
-    if isinstance(x, numbers.Number) and not isinstance(x, bool):
-        return _on_current_context(numpy.asarray(float(x) if not isinstance(x, complex)
-                                                 else x)), True
-    if isinstance(x, numpy.ndarray):
-        return _on_current_context(x), False
-    raise TypeError(f"minpy.grad: cannot differentiate with respect to a {type(x).__name__}; "
-                    "expected an Array, a float, or a list/tuple/dict of them")
+def _as_array(x, who):
+    """Leaf ``x`` as an Array, and whether it was a Python/NumPy scalar (its gradient is
+    then given back as a Python number). Bool and integer arrays are refused (as JAX
+    and autograd): a gradient needs a real or complex input; Python ints count as
+    floats (their value is exact)."""
+    if type(x) is Array or isinstance(x, numpy.ndarray):
+        kind = x.dtype.kind
+        if kind not in "fc":
+            raise TypeError(f"{who}: cannot differentiate with respect to an array of dtype "
+                            f"{x.dtype}; gradients need float or complex inputs (pass "
+                            "x.astype(float))")
+        return (x if type(x) is Array else _on_current_context(x)), False
+    if isinstance(x, (bool, numpy.bool_)):
+        raise TypeError(f"{who}: cannot differentiate with respect to a bool")
+    if isinstance(x, numbers.Number):
+        return _on_current_context(numpy.asarray(x if isinstance(x, (complex, numpy.inexact))
+                                                 else float(x))), True
+    raise TypeError(f"{who}: cannot differentiate with respect to a {type(x).__name__}; "
+                    "expected an Array, a float, or a list/tuple/dict/namedtuple of them")
 
 
-def _box_tree(x, tape, leaves):
-    """Box every array in nested lists/tuples (named too)/dicts (None stays None);
-    ``leaves`` collects (node, was_scalar, like)."""
-    if isinstance(x, (list, tuple)):
-        boxed = [_box_tree(e, tape, leaves) for e in x]
-        return type(x)(*boxed) if hasattr(x, "_fields") else type(x)(boxed)   # namedtuples
-    if isinstance(x, dict):
-        return {k: _box_tree(v, tape, leaves) for k, v in x.items()}
-    if x is None:           # an absent part (a layer without bias): gradient None
-        return None
-    arr, scalar = _as_array(x)
-    b = leaf(arr, tape)
-    leaves.append((b._node, scalar, arr))
-    return b
+def _box_tree(x, tape, leaves, who="minpy.grad"):
+    """``x`` (a tree: lists, tuples, dicts, namedtuples ... of arrays and Python numbers;
+    ``None`` parts stay ``None``) with every leaf boxed on ``tape``; ``leaves`` collects
+    (node, was_scalar, like). Returns (boxed tree, structure)."""
+    lv, td = tree.flatten(x)
+    boxed = []
+    for v in lv:
+        arr, scalar = _as_array(v, who)
+        b = leaf(arr, tape)
+        leaves.append((b._node, scalar, arr))
+        boxed.append(b)
+    return tree.unflatten(td, boxed), td
 
 
 def _finish_grad(g, scalar, like):
@@ -320,13 +334,30 @@ def _unboxed(x, tape):
     return x
 
 
-def _check_output(out):
-    """An untraced output is fine when it is a number or an array (zero gradient)."""
+def _check_output(out, fun, allow_complex=False):
+    """An untraced output is fine when it is a real number or array (zero gradient); a
+    bool or complex output is refused, as autograd does."""
     if type(out) is Array or isinstance(out, (numbers.Number, numpy.ndarray, numpy.generic)):
+        _check_output_dtype(out, fun, allow_complex)
         return
-    raise TypeError(f"minpy.grad: the function returned a {type(out).__name__}; grad needs a "
-                    "scalar Array or number (differentiate a sum of several outputs, or use "
-                    "minpy.jacobian)")
+    raise TypeError(f"minpy.grad({_name(fun)}): the function returned a "
+                    f"{type(out).__name__}; grad needs a scalar Array or number "
+                    "(differentiate a sum of several outputs, or use minpy.jacobian)")
+
+
+def _check_output_dtype(out, fun, allow_complex=False):
+    """Refuse a bool/integer-array or complex output: its gradient is not the real
+    derivative of a real loss (autograd raises TypeError for both)."""
+    kind = out.dtype.kind if hasattr(out, "dtype") else (
+        "b" if isinstance(out, bool) else "c" if isinstance(out, complex) else "f")
+    if kind == "b":
+        raise TypeError(f"minpy.grad({_name(fun)}): the function returned a bool; a "
+                        "comparison has no gradient (return the real-valued quantity)")
+    if kind == "c" and not allow_complex:
+        raise TypeError(f"minpy.grad({_name(fun)}): the function returned a complex value; "
+                        "grad only applies to real scalar-output functions (use "
+                        "minpy.holomorphic_grad for a holomorphic function, or differentiate "
+                        "minpy.real(f) or minpy.abs(f))")
 
 
 def _name(fun):
@@ -369,9 +400,9 @@ def _check_positions(fun, argnums, nargs, who):
 def _trace(fun, argnum, args, kwargs, who="minpy.grad"):
     """Run ``fun`` with the ``argnum`` arguments boxed as leaves of a new tape.
 
-    Returns (tape, leaves, boxed, out): the tape (closed, its nodes kept),
-    [(leaf node, was_scalar, value)] in boxing order, {argnum: boxed argument}
-    and what ``fun`` returned.
+    Returns (tape, leaves, structs, out): the tape (closed, its nodes kept),
+    [(leaf node, was_scalar, value)] in boxing order, {argnum: the argument's tree
+    structure} and what ``fun`` returned.
     """
     argnums = (argnum,) if type(argnum) is int else argnum
     _check_positions(fun, argnums, len(args), who)
@@ -379,13 +410,13 @@ def _trace(fun, argnum, args, kwargs, who="minpy.grad"):
     leaves = []
     try:
         args = list(args)
-        boxed = {}
+        structs = {}
         for a in argnums:
-            boxed[a] = args[a] = _box_tree(args[a], tape, leaves)
+            args[a], structs[a] = _box_tree(args[a], tape, leaves, f"{who}({_name(fun)})")
         out = fun(*args, **kwargs)
     finally:
         close_tape(tape)
-    return tape, leaves, boxed, out
+    return tape, leaves, structs, out
 
 
 def _grads_of(found, leaves, boxed, argnum):
@@ -396,12 +427,13 @@ def _grads_of(found, leaves, boxed, argnum):
     return tuple(_restructure(boxed[a], it) for a in argnum)
 
 
-def _forward_backward(fun, argnum, args, kwargs):
+def _forward_backward(fun, argnum, args, kwargs, allow_complex=False):
     tape, leaves, boxed, out = _trace(fun, argnum, args, kwargs)
     loss = _unboxed(out, tape)
     ref = out._node if type(out) is Array else None
     if ref is None or ref.tape is not tape:
-        _check_output(out)
+        tape.nodes = None
+        _check_output(out, fun, allow_complex)
         found = {}
     else:
         if out.size != 1:
@@ -409,6 +441,9 @@ def _forward_backward(fun, argnum, args, kwargs):
             raise TypeError(f"minpy.grad({_name(fun)}): the function returned an array of "
                             f"shape {out.shape}; grad needs a scalar output (use "
                             "minpy.jacobian, or reduce it)")
+        if loss.dtype.kind == "c" and not allow_complex:
+            tape.nodes = None
+            _check_output_dtype(loss, fun)
         d = loss._data
         found = backward(tape, ref, _host_one(d.shape, d.dtype) if type(d) is numpy.ndarray
                          else apply(ONES_LIKE, loss))
@@ -417,9 +452,12 @@ def _forward_backward(fun, argnum, args, kwargs):
 
 
 def _forward_backward_one(fun, argnum, args, kwargs):
-    """:func:`_forward_backward` for the common case: one Array argument, scalar output."""
-    tape = new_tape()
+    """:func:`_forward_backward` for the common case: one float Array argument, a real
+    scalar output."""
     x = args[argnum]
+    if x._data.dtype.kind != "f":
+        return _forward_backward(fun, argnum, args, kwargs)
+    tape = new_tape()
     try:
         bx = leaf(x, tape)
         leaf_node = bx._node        # before fun: a write into bx rebinds bx._node
@@ -433,7 +471,7 @@ def _forward_backward_one(fun, argnum, args, kwargs):
     ref = out._node if type(out) is Array else None
     if ref is None or ref.tape is not tape:
         tape.nodes = None
-        _check_output(out)
+        _check_output(out, fun)
         return _finish_grad(None, False, x), out
     loss = ref.value
     d = loss._data
@@ -442,6 +480,9 @@ def _forward_backward_one(fun, argnum, args, kwargs):
         raise TypeError(f"minpy.grad({_name(fun)}): the function returned an array of shape "
                         f"{d.shape}; grad needs a scalar output (use minpy.jacobian, or "
                         "reduce it)")
+    if d.dtype.kind == "c":
+        tape.nodes = None
+        _check_output_dtype(d, fun)
     if type(d) is numpy.ndarray:        # _host_one's cache, looked up inline
         one = _ONES.get((d.shape, d.dtype))
         g0 = new(one) if one is not None else _host_one(d.shape, d.dtype)
@@ -474,13 +515,10 @@ def _host_one(shape, dtype):
     return new(one)
 
 
-def _restructure(boxed, it):
-    if isinstance(boxed, (list, tuple)):
-        parts = [_restructure(e, it) for e in boxed]
-        return type(boxed)(*parts) if hasattr(boxed, "_fields") else type(boxed)(parts)
-    if isinstance(boxed, dict):
-        return {k: _restructure(v, it) for k, v in boxed.items()}
-    return None if boxed is None else next(it)
+def _restructure(td, it):
+    """The tree of structure ``td`` holding the next leaves of iterator ``it``."""
+    n = 1 if td is None else td.num_leaves
+    return tree.unflatten(td, [next(it) for _ in range(n)])
 
 
 # ---------------------------------------------------------------- public API
@@ -529,9 +567,11 @@ def grad(fun, argnum=0):
     Returns:
         ``(*args, **kwargs) -> gradient`` (a tuple of gradients for a
         sequence ``argnum``), each in its argument's structure, shape and
-        dtype. For a complex argument, the gradient of the real loss
-        ``Re f`` (usable as a descent direction); autograd's complex
-        convention is the conjugate (see ``holomorphic_grad``).
+        dtype. ``fun`` must return a real scalar: a complex or bool output
+        raises ``TypeError`` (as autograd; see ``holomorphic_grad``). For a
+        complex argument and a real output, the gradient is ``df/dRe +
+        i df/dIm`` (a descent direction); arguments of bool or integer
+        dtype are refused.
 
     Nests: ``grad(grad(f))`` is the second derivative. See also autograd.grad.
     """
@@ -601,22 +641,13 @@ def jacobian(fun, argnum=0):
 _MISSING = object()
 
 
-def _tree_leaves(x, out):
-    """The leaves of nested lists/tuples/dicts ``x`` appended to ``out`` (dicts in key order)."""
-    if isinstance(x, (list, tuple)):
-        for e in x:
-            _tree_leaves(e, out)
-    elif isinstance(x, dict):
-        for k in x:
-            _tree_leaves(x[k], out)
-    else:
-        out.append(x)
-    return out
-
-
 def _check_like(who, what, v, x, where, target="the argument"):
-    """Refuse ``v`` unless it has the structure and leaf shapes of ``x`` (``target``)."""
-    if isinstance(x, (list, tuple, dict)):
+    """Refuse ``v`` unless it has the structure and leaf shapes of ``x`` (``target``).
+
+    Containers are compared by kind (a list and a tuple of one length match, as do
+    dicts of one key set), so a cotangent may be written with other container types.
+    """
+    if tree.is_node(x) and x is not None:
         if isinstance(x, dict):
             ok = isinstance(v, dict) and set(v) == set(x)
             keys = list(x)
@@ -643,23 +674,34 @@ def _describe(x):
     return f"a {type(x).__name__}"
 
 
-def _paired_leaves(a, b, out):
-    """(leaf of a, leaf of b) pairs of two like trees, walking ``a`` (dicts by key)."""
-    if isinstance(a, dict):
-        for k in a:
-            _paired_leaves(a[k], b[k], out)
-    elif isinstance(a, (list, tuple)):
-        for x, v in zip(a, b):
-            _paired_leaves(x, v, out)
-    else:
-        out.append((a, b))
+def _paired_leaves(a, b):
+    """(leaf of a, leaf of b) pairs of two like trees (checked by :func:`_check_like`),
+    in ``a``'s order (dict values by ``a``'s keys)."""
+    la, ta = tree.flatten(a)
+    if ta is None:
+        return [(a, b)]
+    return list(zip(la, _leaves_like(b, ta)))
+
+
+def _leaves_like(b, td):
+    """The leaves of ``b`` read in the order of structure ``td`` (dicts by ``td``'s keys,
+    any sequence by position)."""
+    if td is None:
+        return [b]
+    out = []
+    keys = td.aux if isinstance(td.aux, tuple) and issubclass(td.kind, dict) else None
+    if td.kind is collections.defaultdict:
+        keys = td.aux[1]
+    items = [b[k] for k in keys] if keys is not None else list(b)
+    for item, sub in zip(items, td.children):
+        out.extend(_leaves_like(item, sub))
     return out
 
 
 def _vdot_real(a, b):
     """``Re <a, b>`` = ``sum(Re(a * conj(b)))`` summed over the leaves of two like trees."""
     total = None
-    for x, v in _paired_leaves(a, b, []):
+    for x, v in _paired_leaves(a, b):
         if type(v) is not Array:
             v = _on_current_context(numpy.asarray(v))
         if type(x) is not Array:

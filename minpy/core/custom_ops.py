@@ -7,6 +7,7 @@ the structure for the user's rule and flatten its gradient. A forward may
 return NumPy arrays or scalars (as autograd's ``primitive`` and MinPy's
 ``customop('numpy')``); they become Arrays.
 """
+import collections
 import functools
 import numbers
 
@@ -16,6 +17,7 @@ from ..dispatch import state
 from .array import Array, new, wrap
 from .autograd import _copy_rules, _describe
 from .primitive import Primitive
+from . import tree
 from .tape import record
 
 __all__ = ["customop"]
@@ -44,16 +46,13 @@ def _accepting_host(fn):
 
 
 def _is_tree(x):
-    return isinstance(x, (list, tuple, dict))
+    return x is not None and tree.is_node(x)
 
 
 def _traced_inside(x):
     """True when container ``x`` holds (at any depth) an Array that a tape traces."""
-    for e in (x.values() if isinstance(x, dict) else x):
-        if type(e) is Array:
-            if e._node is not None:
-                return True
-        elif _is_tree(e) and _traced_inside(e):
+    for e in tree.leaves(x):
+        if type(e) is Array and e._node is not None:
             return True
     return False
 
@@ -72,31 +71,6 @@ def _needs_flat(args):
         elif _is_tree(a) and _traced_inside(a):
             return True
     return False
-
-
-def _flatten_tree(x, leaves):
-    """The structure spec of ``x`` (hashable; None for a leaf); leaves appended in order."""
-    t = type(x)
-    if isinstance(x, dict):
-        keys = tuple(x)
-        return ("d", t, keys, tuple(_flatten_tree(x[k], leaves) for k in keys))
-    if isinstance(x, (list, tuple)):
-        return ("s", t, len(x), tuple(_flatten_tree(e, leaves) for e in x))
-    leaves.append(x)
-    return None
-
-
-def _unflatten_tree(spec, it):
-    if spec is None:
-        return next(it)
-    kind, t, keys, subs = spec
-    if kind == "d":
-        d = {k: _unflatten_tree(s, it) for k, s in zip(keys, subs)}
-        return d if t is dict else t(d)
-    parts = [_unflatten_tree(s, it) for s in subs]
-    if t is list or t is tuple:
-        return t(parts)
-    return t(*parts) if hasattr(t, "_fields") else t(parts)
 
 
 def _grad_leaf(g):
@@ -119,20 +93,23 @@ def _grad_leaves(g, spec, out, where, who):
         except TypeError as e:
             raise TypeError(f"{who}{where}: {e}") from None
         return
-    kind, t, keys, subs = spec
+    subs = spec.children
     if g is None:
         for s in subs:
             _grad_leaves(None, s, out, where, who)
         return
-    if kind == "d":
+    if spec.kind is type(None):
+        return
+    if issubclass(spec.kind, dict):
+        keys = spec.aux[1] if spec.kind is collections.defaultdict else spec.aux
         if not isinstance(g, dict) or set(g) != set(keys):
             raise TypeError(f"{who}{where}: expected a dict with keys {list(keys)} (the "
                             f"argument's structure), got {_describe(g)}")
         for k, s in zip(keys, subs):
             _grad_leaves(g[k], s, out, f"{where}[{k!r}]", who)
         return
-    if not isinstance(g, (list, tuple)) or len(g) != keys:
-        raise TypeError(f"{who}{where}: expected a sequence of {keys} (the argument's "
+    if not isinstance(g, (list, tuple)) or len(g) != len(subs):
+        raise TypeError(f"{who}{where}: expected a sequence of {len(subs)} (the argument's "
                         f"structure), got {_describe(g)}")
     for j, (e, s) in enumerate(zip(g, subs)):
         _grad_leaves(e, s, out, f"{where}[{j}]", who)
@@ -200,8 +177,8 @@ class customop:
         flat_args, specs = [], []
         for a in args:
             if _is_tree(a):
-                leaves = []
-                specs.append(_flatten_tree(a, leaves))
+                leaves, td = tree.flatten(a)
+                specs.append(td)
                 flat_args.append(leaves)
             else:
                 specs.append(None)
@@ -209,8 +186,8 @@ class customop:
         flat_kw, kwspecs = {}, []
         for k, v in (kwargs or {}).items():
             if _is_tree(v):
-                leaves = []
-                kwspecs.append((k, _flatten_tree(v, leaves)))
+                leaves, td = tree.flatten(v)
+                kwspecs.append((k, td))
                 flat_kw[k] = leaves
             else:
                 kwspecs.append((k, None))
@@ -233,9 +210,8 @@ class customop:
         name = base.qualname
 
         def rebuild(flat, flat_kw):
-            args = [a if s is None else _unflatten_tree(s, iter(a))
-                    for a, s in zip(flat, specs)]
-            kw = {k: v if kwspecs.get(k) is None else _unflatten_tree(kwspecs[k], iter(v))
+            args = [a if s is None else tree.unflatten(s, a) for a, s in zip(flat, specs)]
+            kw = {k: v if kwspecs.get(k) is None else tree.unflatten(kwspecs[k], v)
                   for k, v in flat_kw.items()}
             return args, kw
 

@@ -21,9 +21,10 @@ import warnings
 import numpy
 
 from .array import Array
-from .autograd import (_check_like, _check_positions, _conjugate, _grads_of, _name,
-                       _norm_argnum, _on_current_context, _paired_leaves, _trace,
-                       _tree_leaves, _vdot_real, backward, grad, jacobian)
+from . import tree
+from .autograd import (_check_like, _check_positions, _conjugate, _forward_backward, _grads_of,
+                       _name, _norm_argnum, _on_current_context, _paired_leaves, _trace,
+                       _vdot_real, backward, grad, jacobian)
 from .ops import ONES_LIKE, ZEROS_LIKE, apply
 
 __all__ = ["elementwise_grad", "make_vjp", "make_jvp", "hessian", "grad_named",
@@ -34,12 +35,11 @@ __all__ = ["elementwise_grad", "make_vjp", "make_jvp", "hessian", "grad_named",
 def _out_tree(out, tape, refs, values, who):
     """The function's output with each traced leaf unboxed; ``refs`` gets each leaf's
     tape ref (None: not traced by ``tape``), ``values`` the unboxed leaf."""
-    if isinstance(out, dict):
-        return {k: _out_tree(v, tape, refs, values, who) for k, v in out.items()}
-    if isinstance(out, (list, tuple)):
-        parts = [_out_tree(e, tape, refs, values, who) for e in out]
-        t = type(out)
-        return t(*parts) if hasattr(t, "_fields") else t(parts)
+    lv, td = tree.flatten(out)
+    return tree.unflatten(td, [_out_leaf(v, tape, refs, values, who) for v in lv])
+
+
+def _out_leaf(out, tape, refs, values, who):
     if type(out) is Array:
         n = out._node
         if n is not None and n.tape is tape:
@@ -73,7 +73,7 @@ def _seeds(g, ans, refs, values, who):
     """[(ref, seed)] for the traced output leaves, after checking g is shaped like ans."""
     _check_like(who, "the cotangent", g, ans, "", "the function's output")
     out_refs, seeds = [], []
-    for (_, gl), ref, v in zip(_paired_leaves(ans, g, []), refs, values):
+    for (_, gl), ref, v in zip(_paired_leaves(ans, g), refs, values):
         if ref is not None:
             out_refs.append(ref)
             seeds.append(_as_seed(gl, v, "", who))
@@ -192,12 +192,10 @@ def make_jvp(fun, argnum=0):
 
 
 def _zeros_tree(ans):
-    if isinstance(ans, dict):
-        return {k: _zeros_tree(v) for k, v in ans.items()}
-    if isinstance(ans, (list, tuple)):
-        parts = [_zeros_tree(e) for e in ans]
-        t = type(ans)
-        return t(*parts) if hasattr(t, "_fields") else t(parts)
+    return tree.map_tree(_zeros_leaf, ans)
+
+
+def _zeros_leaf(ans):
     if type(ans) is Array:
         return apply(ZEROS_LIKE, ans)
     if isinstance(ans, (numpy.ndarray, numpy.generic)):
@@ -286,7 +284,6 @@ def holomorphic_grad(fun, argnum=0):
         See also autograd.holomorphic_grad.
     """
     argnum = _norm_argnum(argnum, "minpy.holomorphic_grad")
-    g = grad(fun, argnum)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
@@ -294,20 +291,15 @@ def holomorphic_grad(fun, argnum=0):
         _check_positions(fun, argnums, len(args), "minpy.holomorphic_grad")
         for a in argnums:
             if not all((v.dtype.kind == "c") if type(v) is Array else numpy.iscomplexobj(v)
-                       for v in _tree_leaves(args[a], [])):
+                       for v in tree.leaves(args[a])):
                 warnings.warn(f"minpy.holomorphic_grad({_name(fun)}): argument {a} is not "
                               "complex", stacklevel=2)
-        return _conj_tree(g(*args, **kwargs))
+        g, _ = _forward_backward(fun, argnum, args, kwargs, allow_complex=True)
+        return tree.map_tree(_conj_leaf, g)
     return wrapped
 
 
-def _conj_tree(x):
-    if isinstance(x, dict):
-        return {k: _conj_tree(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        parts = [_conj_tree(e) for e in x]
-        t = type(x)
-        return t(*parts) if hasattr(t, "_fields") else t(parts)
+def _conj_leaf(x):
     if type(x) is Array:
         return _conjugate(x) if x.dtype.kind == "c" else x
     return x.conjugate() if isinstance(x, (complex, numpy.ndarray, numpy.generic)) else x

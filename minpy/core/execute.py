@@ -17,6 +17,7 @@ from ..dispatch.stats import count_call, count_fallback
 from ..dispatch.backend import NUMPY, backend_for
 from ..dispatch.context import Context, current_context, cpu, explicit_context
 from ..dispatch.transfer import context_of, disown, move_operands, move_raw
+from . import tree
 from .array import Array, new, unwrap_cpu, wrap
 from .primitive import COMPUTE, CREATE, SELF
 
@@ -121,24 +122,12 @@ def _run_on_host(prim, args, kwargs, ctx, backend):
 
 
 # ------------------------------------------------------------ where a call runs
-def _collect(seq, ctxs):
-    for e in seq:
-        te = type(e)
-        if te is Array:
-            ctxs.append(context_of(e._data))
-        elif te is list or te is tuple:
-            _collect(e, ctxs)
-
-
 def _array_contexts(args, kwargs):
-    """Contexts of the Array arguments, nested in lists/tuples and keywords (not ``out``)."""
-    ctxs = []
-    _collect(args, ctxs)
-    if kwargs:
-        for k, v in kwargs.items():
-            if k != "out":
-                _collect((v,), ctxs)
-    return ctxs
+    """Contexts of the Array arguments, at any depth of containers and keywords (not
+    ``out``)."""
+    if kwargs and "out" in kwargs:
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    return [context_of(a._data) for a in tree.leaves((args, kwargs)) if type(a) is Array]
 
 
 def _written(prim, args, kwargs):

@@ -5,15 +5,18 @@ out-of-place primitive (``index_update`` for ``x[key] = v``, the plain call
 for ``out=``, a primitive's ``inplace_replay`` for ``put``, ``ufunc.at``
 ...) and the target Array is rebound to the result. Nodes that had saved the
 target keep its old buffer (they are re-pointed to a clone), so their
-gradients stay right. Views of the target do not see the write: inside a
-gradient, treat arrays as values. A write with nothing traced runs as is,
-after a check that no tape saved the buffer it writes.
+gradients stay right. Views of the target (and the base of a written view)
+cannot see the write, so the old buffer is marked superseded
+(:data:`minpy.core.array.STALE_ROOTS`) until the tape closes: reading any
+array sharing its memory is refused, never a value NumPy would not give. A
+write with nothing traced runs as is, after a check that no tape saved the
+buffer it writes.
 """
 from . import tape as _tape
-from .array import new
+from .array import STALE_ROOTS, buffer_root, new
 from .execute import run
 from .primitive import PRIMITIVES
-from .ops import ASTYPE, BROADCAST_TO, INDEX_UPDATE, WHERE, apply
+from .ops import ASTYPE, BROADCAST_TO, COPY, INDEX_UPDATE, WHERE, apply
 
 __all__ = ["record_write", "def_inplace_replay", "replays"]
 
@@ -32,11 +35,13 @@ def replays():
 
 def record_write(prim, args, kwargs):
     """A call writing in place (``mutates`` or ``out=``) while this thread records."""
+    if STALE_ROOTS:
+        _tape.check_args_fresh(args, kwargs)
     tape = _tape.top_tape(args, kwargs)
     if tape is None:
         _tape.check_write(prim, args, kwargs)
         return run(prim, args, kwargs)
-    return _replay(prim, args, kwargs)
+    return _replay(prim, args, kwargs, tape)
 
 
 def _clone(a):
@@ -79,8 +84,14 @@ def _detach_saved(target):
             node.value, _ = _repoint(node.value, target, clone)
 
 
-def _rebind(target, result):
+def _rebind(target, result, tape, writer):
+    """Make ``target`` hold ``result`` (a value of its own, never a view of another
+    array), marking ``target``'s old buffer superseded on ``tape``."""
     _detach_saved(target)
+    root = buffer_root(target._data)
+    if getattr(result._data, "base", None) is not None or result._data is root:
+        result = apply(COPY, result)
+    STALE_ROOTS[id(root)] = (root, tape, writer)
     target._data = result._data
     target._node = result._node
     target._copies = None
@@ -88,7 +99,7 @@ def _rebind(target, result):
     return target
 
 
-def _replay(prim, args, kwargs):
+def _replay(prim, args, kwargs, tape):
     """Functional replay of an in-place primitive whose operands are traced."""
     if kwargs and kwargs.get("out") is not None:
         out = kwargs["out"]
@@ -106,11 +117,11 @@ def _replay(prim, args, kwargs):
             res = apply(ASTYPE, res, out.dtype)
         if res.shape != out.shape:
             res = apply(BROADCAST_TO, res, out.shape)
-        return _rebind(out, res)
+        return _rebind(out, res, tape, prim.qualname)
     name = prim.qualname
     if name == "ndarray.__setitem__":
         target, key, value = args
-        _rebind(target, apply(INDEX_UPDATE, target, key, value))
+        _rebind(target, apply(INDEX_UPDATE, target, key, value), tape, "x[key] = value")
         return None
     if name == "copyto":
         dst, src = args[0], args[1]
@@ -120,11 +131,11 @@ def _replay(prim, args, kwargs):
             res = apply(BROADCAST_TO, src, dst.shape)
         if res.dtype != dst.dtype:
             res = apply(ASTYPE, res, dst.dtype)
-        _rebind(dst, res)
+        _rebind(dst, res, tape, name)
         return None
     replay = prim.inplace_replay
     if replay is not None:
-        _rebind(*replay(*args, **(kwargs or {})))
+        _rebind(*replay(*args, **(kwargs or {})), tape, name)
         return None
     raise TypeError(f"minpy.grad: in-place {name} on a traced array cannot be differentiated; "
                     "use an out-of-place form (e.g. x[idx] = v or minpy.where)")

@@ -82,6 +82,8 @@ def reshape_host(a, /, shape=None, order="C", *, newshape=None, copy=None):
     """numpy.reshape through the ndarray method when that is the same call."""
     if type(a) is numpy.ndarray and newshape is None and copy is None and shape is not None:
         return a.reshape(shape, order=order)
+    if shape is None and newshape is None:      # NumPy's error (reshape(a, None) would pass)
+        raise TypeError("reshape() missing 1 required positional argument: 'shape'")
     return numpy.reshape(a, shape, order=order, newshape=newshape, copy=copy) \
         if newshape is not None else numpy.reshape(a, shape, order=order, copy=copy)
 
@@ -96,7 +98,7 @@ RESHAPE = _declare("reshape", reshape_host, SELF)
 BROADCAST_TO = _declare("broadcast_to", broadcast_host, SELF)
 REAL = _declare("real", numpy.real, SELF)
 WHERE = _declare("where", numpy.where, COMPUTE)
-STACK = _declare("stack", numpy.stack, COMPUTE)
+STACK = tape.STACK
 ZEROS_LIKE = _declare("zeros_like", numpy.zeros_like, SELF)
 ONES_LIKE = _declare("ones_like", numpy.ones_like, SELF)
 

@@ -12,8 +12,10 @@ import threading
 import numpy
 
 from ..dispatch import state
-from .array import Array, new, new_scalar, wrap, unwrap_cpu
+from .array import STALE_ROOTS, Array, check_fresh, new, new_scalar, wrap, unwrap_cpu
 from .execute import run
+from .primitive import COMPUTE, Primitive, register
+from . import tree
 
 _ndarray = numpy.ndarray
 _generic = numpy.generic
@@ -65,6 +67,9 @@ def close_tape(t):
         stack = active_tapes()
         stack.remove(t)
         state.exit_tape(stack)
+        if STALE_ROOTS:
+            for k in [k for k, v in STALE_ROOTS.items() if v[1] is t]:
+                del STALE_ROOTS[k]
 
 
 class Node:
@@ -77,9 +82,9 @@ class Node:
     keyword name.
     """
 
-    __slots__ = ("tape", "prim", "args", "kwargs", "value", "parents", "nout")
+    __slots__ = ("tape", "prim", "args", "kwargs", "value", "parents", "nout", "outdef")
 
-    def __init__(self, tape, prim, args, kwargs, value, parents, nout):
+    def __init__(self, tape, prim, args, kwargs, value, parents, nout, outdef=None):
         self.tape = tape
         self.prim = prim
         self.args = args
@@ -87,6 +92,7 @@ class Node:
         self.value = value
         self.parents = parents
         self.nout = nout
+        self.outdef = outdef    # the outputs' tree structure when they nest (else None)
 
 
 class OutRef:
@@ -106,7 +112,10 @@ class OutRef:
 
     @property
     def value(self):
-        return self.node.value[self.index]
+        node = self.node
+        if node.outdef is not None:       # nested outputs: index among the leaves
+            return tree.leaves(node.value)[self.index]
+        return node.value[self.index]
 
 
 def box(value, tape, node_or_ref):
@@ -188,9 +197,132 @@ def _unbox_args(args, kwargs, tape):
     return tuple(new_args), kwargs, parents
 
 
+# ---------------------------------------------------------------- lists of traced values
+STACK = register(Primitive("stack", numpy.stack, placement=COMPUTE))
+
+# NumPy's parameters that take a sequence of arrays (each item its own array); any
+# other list/tuple argument holding traced values is one array-like
+SEQUENCE_ARGS = {
+    "concatenate": (0, "arrays"), "concat": (0, "arrays"), "stack": (0, "arrays"),
+    "vstack": (0, "tup"), "row_stack": (0, "tup"), "hstack": (0, "tup"),
+    "dstack": (0, "tup"), "column_stack": (0, "tup"), "block_leaves": (0,), "choose": (1, "choices"), "select": (0, 1, "condlist", "choicelist"),
+    "linalg.multi_dot": (0, "arrays"), "r_": (0,), "c_": (0,),
+    "histogramdd": (0, "sample"),      # [x, y] is D coordinate arrays, not one array
+}
+
+
+def _holds_traced(x):
+    """True when list/tuple ``x`` holds an Array of an active tape, at any depth."""
+    for e in x:
+        t = type(e)
+        if t is Array:
+            n = e._node
+            if n is not None and n.tape.active:
+                return True
+        elif (t is list or t is tuple) and _holds_traced(e):
+            return True
+    return False
+
+
+def _item_dtypes(x, out):
+    if type(x) is list or type(x) is tuple:
+        for e in x:
+            _item_dtypes(e, out)
+    else:
+        out.append(x.dtype if type(x) is Array else numpy.asarray(x).dtype)
+    return out
+
+
+def _stack_items(x, dtype):
+    if type(x) is list or type(x) is tuple:
+        return record(STACK, ([_stack_items(e, dtype) for e in x],), {"dtype": dtype})
+    if type(x) is Array:
+        return x
+    return new(numpy.asarray(x, dtype=dtype))
+
+
+def stacked(x):
+    """Nested lists/tuples holding traced Arrays as one traced Array, in the dtype
+    ``numpy.array(x)`` would have (Python numbers count as float64/int64, as there)."""
+    return _stack_items(x, numpy.result_type(*_item_dtypes(x, [])))
+
+
+def _rule_takes_array(prim, where):
+    """True when ``prim`` differentiates argument ``where`` as one array-like."""
+    rule = prim.vjp.get(where) if prim.vjp is not None else None
+    return rule is not None and not getattr(rule, "no_gradient", False)
+
+
+def _lists_as_arrays(prim, args, kwargs):
+    """``args``/``kwargs`` with every list/tuple that holds traced values (at any depth)
+    turned into one traced Array (``stack``), or, for a parameter taking a sequence of
+    arrays (``concatenate``), each of its nested items: what NumPy's array conversion
+    does, recorded, so that the gradient reaches the list's items."""
+    if prim.qualname == "block":     # nested lists are block's structure (its front
+        return args, kwargs         # routes traced ones through block_leaves)
+    seq = SEQUENCE_ARGS.get(prim.qualname, ())
+    new_args = None
+    for i, a in enumerate(args):
+        t = type(a)
+        if (t is list or t is tuple) and _holds_traced(a):
+            v = _convert(prim, i, a, i in seq)
+            if v is not a:
+                if new_args is None:
+                    new_args = list(args)
+                new_args[i] = v
+    if kwargs:
+        for k, a in kwargs.items():
+            t = type(a)
+            if (t is list or t is tuple) and _holds_traced(a):
+                v = _convert(prim, k, a, k in seq)
+                if v is not a:
+                    kwargs = dict(kwargs)
+                    kwargs[k] = v
+    return (tuple(new_args) if new_args is not None else args), kwargs
+
+
+def _convert(prim, where, a, is_sequence):
+    if is_sequence:
+        if not any((type(e) is list or type(e) is tuple) and _holds_traced(e) for e in a):
+            return a
+        return type(a)(stacked(e) if (type(e) is list or type(e) is tuple) and
+                       _holds_traced(e) else e for e in a)
+    if not _rule_takes_array(prim, where):
+        return a
+    return stacked(a)
+
+
+def check_args_fresh(args, kwargs):
+    """Refuse reading an array whose memory a traced write superseded (see
+    :func:`minpy.core.array.check_fresh`); called only while there is one."""
+    for a in args:
+        t = type(a)
+        if t is Array:
+            check_fresh(a)
+        elif t is list or t is tuple:
+            check_args_fresh(a, None)
+    if kwargs:
+        check_args_fresh(tuple(kwargs.values()), None)
+
+
 def record(prim, args, kwargs):
     """Run ``prim`` (not writing in place) under the active tapes, boxing its result
     if it is traced."""
+    if STALE_ROOTS:
+        check_args_fresh(args, kwargs)
+    for a in args:
+        t = type(a)
+        if t is list or t is tuple:
+            if prim.custom is None and not prim.nondiff:
+                args, kwargs = _lists_as_arrays(prim, args, kwargs)
+            break
+    else:
+        if kwargs and prim.custom is None and not prim.nondiff:
+            for a in kwargs.values():
+                t = type(a)
+                if t is list or t is tuple:
+                    args, kwargs = _lists_as_arrays(prim, args, kwargs)
+                    break
     tape = top_tape(args, kwargs)
     if tape is None:
         return run(prim, args, kwargs)
@@ -213,6 +345,8 @@ def record_np(tape, prim, fn, args, kwargs):
     Positional Arrays only (a list/tuple argument or an Array keyword takes
     the general path); ``kwargs`` is passed through to ``fn`` as is.
     """
+    if STALE_ROOTS:
+        check_args_fresh(args, kwargs)
     if kwargs:
         for v in kwargs.values():
             t = type(v)
@@ -256,6 +390,8 @@ def record_np(tape, prim, fn, args, kwargs):
 
 def record_binary(tape, prim, uf, x1, x2):
     """:func:`record_np` for a binary ufunc without keywords (the Array operators)."""
+    if STALE_ROOTS:
+        check_args_fresh((x1, x2), None)
     parents = None
     v1, v2 = x1, x2         # the values one level down (the node's arguments)
     t = type(x1)
@@ -298,6 +434,8 @@ def record_binary(tape, prim, uf, x1, x2):
 
 def record_getitem(tape, prim, x, key):
     """``x[key]`` on ``tape`` with the key untraced (else the general path)."""
+    if STALE_ROOTS:
+        check_fresh(x)
     n = x._node
     if n is None or n.tape is not tape:
         return record(prim, (x, key), {})
@@ -337,6 +475,16 @@ def _finish_host(prim, tape, inner_args, inner_kwargs, parents, r):
     return a
 
 
+def _finish_nested(prim, tape, inner_args, inner_kwargs, parents, value):
+    """:func:`_finish` for outputs that nest (``histogramdd``'s (counts, [edges])): each
+    Array among the leaves is an output of the node, numbered in leaf order."""
+    flat, outdef = tree.flatten(value)
+    node = Node(tape, prim, inner_args, inner_kwargs, value, parents, len(flat), outdef)
+    tape.nodes.append(node)
+    return tree.unflatten(outdef, [box(v, tape, OutRef(node, k)) if type(v) is Array else v
+                                   for k, v in enumerate(flat)])
+
+
 def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
     """Record the node of a traced call and box its result."""
     if prim.nondiff:
@@ -351,6 +499,8 @@ def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
         tape.nodes.append(node)
         return box(value, tape, node)
     if t is tuple or t is list or isinstance(value, tuple):
+        if any(type(v) is list or type(v) is tuple for v in value):
+            return _finish_nested(prim, tape, inner_args, inner_kwargs, parents, value)
         node = Node(tape, prim, inner_args, inner_kwargs, value, parents, len(value))
         tape.nodes.append(node)
         outs = [box(v, tape, OutRef(node, k)) if type(v) is Array else v

@@ -12,9 +12,15 @@ functions with keywords (:func:`make_function`), ufunc calls with one or two
 inputs (``_ufunc1``/``_ufunc2``, which take ``out=``/keywords) and the Array
 operators (``_operator1``/``_operator2``, which take none), other ufuncs
 (``_ufunc_general``). They share the same three-way test.
+
+Argument errors: a call NumPy rejects (a bogus keyword, a wrong number of arguments)
+raises NumPy's own TypeError naming the public function (``sum()``, ``exp()``), found
+on the error path only (:func:`_numpy_argument_error`; each body sits in a ``try``,
+which costs nothing in CPython >= 3.11 until something raises).
 """
 import functools
 import inspect
+import re
 import sys
 
 import numpy
@@ -46,29 +52,51 @@ def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=No
     fwd_np = impl if forward is None else functools.partial(forward, numpy)
     out_pos, tail = positional_out if positional_out is not None else _positional_out(impl)
 
+    # Each body sits in a ``try`` (free in CPython >= 3.11 until something raises): on
+    # the error path, a call NumPy itself rejects (a bogus keyword, a wrong number of
+    # arguments) raises NumPy's own TypeError, naming the public function rather than
+    # an implementation detail (``_sum()``, ``reshape_host()``, an IndexError ...).
     if mutates is None:
         def fn(*args, **kwargs):
-            if out_pos is not None and len(args) > out_pos:    # dot(a, b, out) and co.
-                args, kwargs = _out_as_keyword(fn.__name__, args, kwargs, out_pos, tail)
-            if _process.fast:
-                if kwargs:
-                    out = kwargs.get("out")
-                    if out is not None:
-                        return call(prim, args, kwargs)
-                    kwargs = {k: unwrap_cpu(v) for k, v in kwargs.items()}
-                if len(args) == 1:
-                    a = args[0]
-                    r = fwd_np(a._data if type(a) is Array else unwrap_cpu(a), **kwargs)
-                else:
-                    r = fwd_np(*[unwrap_cpu(a) for a in args], **kwargs)
-                return new(r) if type(r) is _ndarray else wrap(r)
-            tape = _per_thread.flags.one_tape
-            if tape is not None and (not kwargs or kwargs.get("out") is None):
-                return record_np(tape, prim, fwd_np, args, kwargs)
-            return call(prim, args, kwargs)
+            try:
+                if out_pos is not None and len(args) > out_pos:    # dot(a, b, out) and co.
+                    args, kwargs = _out_as_keyword(fn.__name__, args, kwargs, out_pos, tail)
+                if _process.fast:
+                    if kwargs:
+                        out = kwargs.get("out")
+                        if out is not None:
+                            return call(prim, args, kwargs)
+                        kwargs = {k: unwrap_cpu(v) for k, v in kwargs.items()}
+                    if len(args) == 1:
+                        a = args[0]
+                        r = fwd_np(a._data if type(a) is Array else unwrap_cpu(a), **kwargs)
+                    else:
+                        r = fwd_np(*[unwrap_cpu(a) for a in args], **kwargs)
+                    return new(r) if type(r) is _ndarray else wrap(r)
+                tape = _per_thread.flags.one_tape
+                if tape is not None and (not kwargs or kwargs.get("out") is None):
+                    return record_np(tape, prim, fwd_np, args, kwargs)
+                return call(prim, args, kwargs)
+            except Exception:
+                _numpy_argument_error(fn, args, kwargs)
+                raise
     else:
+        limits = []       # (most positional arguments, keyword names) of NumPy's function
+
         def fn(*args, **kwargs):
-            return call(prim, args, kwargs)
+            # a write replayed on the tape reads only the arguments it needs: a call
+            # NumPy rejects is refused first (one length test; keywords checked if any)
+            if not limits:
+                limits.append(_argument_limits(fn))
+            most, names = limits[0]
+            if len(args) > most or (kwargs and names is not None and
+                                    not names.issuperset(kwargs)):
+                _numpy_argument_error(fn, args, kwargs)
+            try:
+                return call(prim, args, kwargs)
+            except Exception:
+                _numpy_argument_error(fn, args, kwargs)
+                raise
 
     fn.__name__ = name or qualname.rsplit(".", 1)[-1]
     fn.__qualname__ = fn.__name__
@@ -106,6 +134,88 @@ def _out_as_keyword(name, args, kwargs, pos, tail):
         raise TypeError(f"{name}() takes at most {pos + len(tail)} positional arguments "
                         f"({len(args)} given)")
     return args[:pos], kwargs
+
+
+# ---------------------------------------------------------------- argument errors
+_BINDING = re.compile(r"^\S+\(\) (got an unexpected keyword argument|takes |missing \d+ required|"
+                      r"got multiple values for argument|got some positional-only)|"
+                      r"is an invalid keyword argument for \S+\(\)")
+_NO_SIGNATURE = object()
+
+
+def _numpy_signature(fn, np_fn):
+    sig = getattr(fn, "_np_signature", None)
+    if sig is None:
+        try:
+            sig = inspect.signature(np_fn)
+        except (TypeError, ValueError):      # a builtin without one
+            sig = _NO_SIGNATURE
+        try:
+            fn._np_signature = sig
+        except AttributeError:
+            pass
+    return None if sig is _NO_SIGNATURE else sig
+
+
+def _argument_limits(fn):
+    """(the most positional arguments, the keyword names or None for any) that NumPy's
+    function behind ``fn`` takes; (a large number, None) when unknown."""
+    np_fn = getattr(fn, "__wrapped_numpy__", None)
+    sig = _numpy_signature(fn, np_fn) if callable(np_fn) else None
+    if sig is None:
+        return sys.maxsize, None
+    most, names = 0, set()
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            most = sys.maxsize
+        elif p.kind is p.VAR_KEYWORD:
+            names = None
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            most += 1
+        if names is not None and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            names.add(p.name)
+    return most, None if names is None else frozenset(names)
+
+
+def _numpy_argument_error(fn, args, kwargs):
+    """Called while ``fn(*args, **kwargs)`` fails (the error path only): when NumPy's
+    own function rejects those arguments (they do not bind to its signature), raise
+    NumPy's TypeError for the same call — its exact text, naming the public function.
+    NumPy is called with placeholder values (None): binding fails before any of them
+    is used, so nothing runs. Otherwise return, and the caller re-raises its error."""
+    np_fn = getattr(fn, "__wrapped_numpy__", None)
+    if np_fn is None or not callable(np_fn):
+        return
+    sig = _numpy_signature(fn, np_fn)
+    if sig is not None:
+        try:
+            sig.bind(*args, **kwargs)
+            return                           # NumPy takes the call: the error is another
+        except TypeError:
+            pass
+    else:                                    # no signature: only for a binding message
+        err = sys.exc_info()[1]
+        if not isinstance(err, TypeError) or not _BINDING.search(str(err)):
+            return
+    try:
+        np_fn(*[None] * len(args), **dict.fromkeys(kwargs))
+    except TypeError as e:
+        if _BINDING.search(str(e)):
+            raise e.with_traceback(None) from None
+    except Exception:                        # noqa: BLE001 - not NumPy's binding error
+        return
+
+
+def _ufunc_argument_error(uf, args, kwargs):
+    """The binding of a ufunc wrapper failed (too few arguments, a positional-only
+    name by keyword): raise NumPy's TypeError for that call (placeholder values)."""
+    try:
+        uf(*[0.0] * len(args), **dict.fromkeys(kwargs))
+    except TypeError as e:
+        if _BINDING.search(str(e)):
+            raise e.with_traceback(None) from None
+    except Exception:                        # noqa: BLE001 - not NumPy's binding error
+        return
 
 
 def _doc(qualname, impl):
@@ -269,6 +379,8 @@ def _ufunc_general(uf, prim):
 
     def f(*args, **kw):
         if len(args) > nin and "out" not in kw:    # positional outputs: out=
+            if len(args) > uf.nargs:               # more than NumPy takes: its TypeError
+                _ufunc_argument_error(uf, args, kw)
             args, kw["out"] = args[:nin], args[nin:]
         if _process.fast and kw.get("out") is None:
             return wrap(uf(*[unwrap_cpu(a) for a in args],
@@ -307,10 +419,17 @@ class ufunc:
             self._op = _operator2(np_ufunc, prim)
         else:
             self._call = _ufunc_general(np_ufunc, prim)
+        # argument errors name the ufunc (``exp()``), as NumPy's do
+        self._call.__name__ = self._call.__qualname__ = name
         self._methods = {}
 
     def __call__(self, *args, **kwargs):
-        return self._call(*args, **kwargs)
+        try:
+            return self._call(*args, **kwargs)
+        except TypeError as e:
+            if e.__traceback__.tb_next is None:     # binding self._call failed
+                _ufunc_argument_error(self._np, args, kwargs)
+            raise
 
     def _method(self, method):
         f = self._methods.get(method)

@@ -1,5 +1,5 @@
 """Behaviour shared by the naive and the threaded engine: error bookkeeping."""
-from .var import Var, _ErrorRecord, tick
+from .var import EngineCancelled, Var, _ErrorRecord, tick
 
 __all__ = ["Engine"]
 
@@ -13,9 +13,9 @@ def _op_label(name, fn):
 class Engine:
     """Base class of the engines; see ``minpy.engine`` for the semantics.
 
-    Subclasses implement ``push``, ``wait_for``, ``waitall``, ``delete_var``
-    and ``shutdown``.  Unseen errors are kept here in push order so that
-    ``waitall`` can re-raise the first one and none is ever lost.
+    Subclasses implement ``push``, ``wait_for``, ``waitall``, ``delete_var``,
+    ``cancel_pending`` and ``shutdown``.  Unseen errors are kept here in push
+    order so that ``waitall`` can re-raise the first one and none is ever lost.
     """
 
     kind = None
@@ -30,6 +30,17 @@ class Engine:
     def num_pending(self):
         """Ops pushed and not finished (an engine running ops inline has none)."""
         return 0
+
+    def inflight_bytes(self):
+        """Sum of the ``nbytes`` of the ops pushed and not finished."""
+        return 0
+
+    def cancel_pending(self):
+        """Cancel every op pushed so far that has not started (none pend here)."""
+
+    def in_op(self):
+        """True in a thread running one of this engine's ops."""
+        return False
 
     # -- error bookkeeping; callers hold the engine lock -------------------
     def _new_error(self, exc, name, fn):
@@ -59,18 +70,29 @@ class Engine:
         """Schedule the deletion of ``var`` behind its pending ops; False if none pend."""
         return False
 
-    def _take_var_error(self, var, seq=None):
-        """Clear ``var``'s unseen error as of push number ``seq`` (default:
-        now) and return it, else None."""
+    def _cancelled(self, name, fn):
+        """A record for an op cancelled before it ran: seen at once (a cancel is
+        no error of the program: ``waitall`` does not raise it), raised by reads."""
+        exc = EngineCancelled(
+            f"minpy.engine: op {_op_label(name, fn)!r} was cancelled before it ran "
+            "(KeyboardInterrupt, cancel_pending() or exit); the value it writes is "
+            "undefined until rewritten")
+        return _ErrorRecord(exc, tick())
+
+    def _var_error(self, var, seq=None):
+        """``var``'s error record (marked seen as of push number ``seq``,
+        default now, the first time), else None: it stays on ``var`` until an
+        op rewrites it, so every read raises it."""
         rec = var._error
-        if rec is None or rec.cleared_at is not None:
+        if rec is None:
             return None
-        rec.cleared_at = tick() if seq is None else seq
-        self._unseen.pop(rec, None)
+        if rec.cleared_at is None:
+            rec.cleared_at = tick() if seq is None else seq
+            self._unseen.pop(rec, None)
         return rec
 
     def _take_first_error(self):
-        """Clear the oldest unseen error as of now and return it, else None."""
+        """Mark the oldest unseen error seen as of now and return it, else None."""
         for rec in self._unseen:
             del self._unseen[rec]
             rec.cleared_at = tick()

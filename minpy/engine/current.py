@@ -10,7 +10,8 @@ import threading
 from .naive import NaiveEngine
 from .threaded import ThreadedEngine
 
-__all__ = ["push", "wait_for", "waitall", "delete_var", "get_engine", "set_engine"]
+__all__ = ["push", "wait_for", "waitall", "delete_var", "get_engine", "set_engine",
+           "cancel_pending"]
 
 _ENGINES = {"naive": NaiveEngine, "threaded": ThreadedEngine}
 _switch_lock = threading.Lock()
@@ -74,30 +75,38 @@ def set_engine(kind, **opts):
     return new
 
 
-def push(fn, reads=(), writes=(), name=None, device=None, priority=0):
+def push(fn, reads=(), writes=(), name=None, device=None, priority=0, nbytes=0):
     """Queue an operation on the current engine.
+
+    Blocks first while the threaded engine's in-flight bounds are reached
+    (``MINPY_ENGINE_MAX_INFLIGHT`` ops, ``MINPY_ENGINE_MAX_INFLIGHT_BYTES``).
 
     Args:
         fn: zero-argument callable doing the work.
         reads: Vars (or one Var) that ``fn`` reads.
-        writes: Vars (or one Var) that ``fn`` writes (or reads and writes).
+        writes: Vars (or one Var) that ``fn`` writes.  A var that ``fn`` reads
+            *and* writes belongs in both lists: an op listing a failed var in
+            ``writes`` only is taken to rewrite it, once its error was seen.
         name: label used in error notes; defaults to ``fn.__qualname__``.
         device: pool to run on: None/'cpu' -> CPU pool, other hashable keys
             such as ``('gpu', 0)`` get their own pool.
         priority: among ops ready at once in a pool, higher runs first (ties in
             push order), as MXNet's ``priority`` on KVStore push/pull.
+        nbytes: memory the op holds until it finishes (e.g. its freshly
+            allocated outputs), counted against the in-flight byte bound.
     Returns:
         None.  Use ``wait_for``/``waitall`` to synchronize.
     Raises:
         TypeError: ``fn`` not callable or a non-Var in reads/writes.
         EngineError: a var has been deleted.
     """
-    return _engine.push(fn, reads, writes, name, device, priority)
+    return _engine.push(fn, reads, writes, name, device, priority, nbytes)
 
 
 def wait_for(var):
     """Block until every op pushed so far that reads or writes ``var`` has
-    finished; re-raise the unseen error stored on ``var`` (once)."""
+    finished; re-raise the error stored on ``var`` (on every call, until an op
+    rewrites ``var``)."""
     return _engine.wait_for(var)
 
 
@@ -111,6 +120,12 @@ def num_pending():
     """How many pushed ops have not finished yet (0 on the naive engine) -- a hint
     for code choosing between spinning and sleeping while it waits."""
     return _engine.num_pending()
+
+
+def cancel_pending():
+    """Cancel every op pushed so far that has not started (their outputs raise
+    ``EngineCancelled`` when read, until rewritten); running ops finish."""
+    return _engine.cancel_pending()
 
 
 def delete_var(var):

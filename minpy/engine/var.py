@@ -9,7 +9,7 @@ while it holds its lock.
 """
 import itertools
 
-__all__ = ["Var", "new_var", "EngineError"]
+__all__ = ["Var", "new_var", "EngineError", "EngineCancelled"]
 
 _ids = itertools.count()
 # Push sequence numbers, shared by all engines so that they stay monotonic
@@ -22,6 +22,16 @@ class EngineError(RuntimeError):
 
     Errors raised *inside* ops are never wrapped in this class: the engine
     re-raises the op's original exception object (see ``minpy.engine``).
+    """
+
+
+class EngineCancelled(RuntimeError):
+    """Raised when reading a value whose op was cancelled before it ran.
+
+    Ops not yet started are cancelled by a ``KeyboardInterrupt`` that reaches a
+    wait of the threaded engine, by ``cancel_pending()`` and at an interpreter
+    exit caused by an uncaught exception (see ``minpy.engine``).  Their output
+    vars keep raising this error until they are rewritten.
     """
 
 
@@ -71,17 +81,26 @@ class _ErrorRecord:
     """An exception raised inside an op, shared by every var it poisoned.
 
     ``cleared_at`` is None until the exception has been re-raised to the
-    user; then it holds the push sequence number (``tick()``) of that moment.
-    The record keeps poisoning ops pushed *before* that point (so which
-    dependants are skipped does not depend on timing) but no later ones: the
-    error is cleared for all vars at once and is raised exactly once.
+    user (it is then "seen"); then it holds the push sequence number
+    (``tick()``) of that moment.  A var keeps its record until an op writing
+    it succeeds: reads of the var keep raising the error and ops reading it
+    keep being skipped.  Ops that only *write* the var are skipped when
+    pushed before ``cleared_at`` (so which dependants are skipped does not
+    depend on timing) and run when pushed later: a write after the user has
+    seen the error is taken as a rewrite.  ``tb`` is the traceback of the
+    original raise, restored on every re-raise so that it does not grow.
     """
 
-    __slots__ = ("exc", "cleared_at")
+    __slots__ = ("exc", "cleared_at", "tb")
 
-    def __init__(self, exc):
+    def __init__(self, exc, cleared_at=None):
         self.exc = exc
-        self.cleared_at = None
+        self.cleared_at = cleared_at
+        self.tb = exc.__traceback__
+
+    def reraise(self):
+        """Raise the stored exception again, with its original traceback."""
+        raise self.exc.with_traceback(self.tb)
 
 
 def _as_vars(vs, what):
@@ -97,12 +116,14 @@ def _as_vars(vs, what):
 def normalize(reads, writes):
     """Validate and deduplicate an op's var lists.
 
-    A var listed in both ``reads`` and ``writes`` counts as a write only;
-    duplicates are dropped, order otherwise kept.  A single ``Var`` may be
-    passed instead of a sequence.
+    A var listed in both ``reads`` and ``writes`` is scheduled as a write
+    only; duplicates are dropped, order otherwise kept.  A single ``Var`` may
+    be passed instead of a sequence.
 
     Returns:
-        ``(reads, writes)`` as tuples.
+        ``(reads, writes, rw)`` as tuples; ``rw`` holds the vars of ``writes``
+        that were listed in ``reads`` too (an error on them poisons the op as
+        a read's does).
     Raises:
         TypeError: an entry is not a Var.
         EngineError: an entry has been passed to ``delete_var``.
@@ -112,30 +133,38 @@ def normalize(reads, writes):
         if len(w) > 1:
             w = tuple(dict.fromkeys(w))
         if reads:
-            r = _as_vars(reads, "reads")
-            r = tuple(v for v in dict.fromkeys(r) if v not in w)
-        else:
-            r = ()
-        return r, w
+            r = tuple(dict.fromkeys(_as_vars(reads, "reads")))
+            rw = tuple(v for v in r if v in w)
+            if rw:
+                r = tuple(v for v in r if v not in w)
+            return r, w, rw
+        return (), w, ()
     if reads:
         r = _as_vars(reads, "reads")
         if len(r) > 1:
             r = tuple(dict.fromkeys(r))
-        return r, ()
-    return (), ()
+        return r, (), ()
+    return (), (), ()
 
 
-def poisoned(reads, writes, seq=None):
+def poisoned(reads, writes, seq=None, rw=()):
     """Return the first error record that poisons an op, else None.
 
+    A failed var poisons every op reading it; it poisons an op writing it
+    only while its error is unseen as of the op's push (see ``_ErrorRecord``).
+
     Args:
-        reads, writes: the op's vars.
+        reads, writes, rw: the op's vars (as returned by :func:`normalize`).
         seq: the op's push sequence number; None means "pushed just now".
     """
-    for vs in (reads, writes):
+    for vs in (reads, rw):
         for v in vs:
             rec = v._error
-            if rec is not None and (rec.cleared_at is None or (
-                    seq is not None and seq < rec.cleared_at)):
+            if rec is not None:
                 return rec
+    for v in writes:
+        rec = v._error
+        if rec is not None and (rec.cleared_at is None or (
+                seq is not None and seq < rec.cleared_at)):
+            return rec
     return None

@@ -39,6 +39,8 @@ def create(name="local"):
     Raises:
         ValueError: an unknown kind; ``dist_async`` in a job without server ranks.
         ImportError: a ``dist_*`` kind without mpi4py (names the pip install).
+        TimeoutError: the first ``dist_*`` store of a job, when some rank does not
+            create one within ``MINPY_KVSTORE_TIMEOUT`` seconds (names the ranks).
 
     See also mxnet.kvstore.create.
     """

@@ -20,7 +20,8 @@ store's communication is serialised on one engine Var in push order
 another push of the same store).
 
 Waits poll (:func:`minpy.kvstore.wire.wait_request`): a stalled peer gives a
-TimeoutError naming the key after ``MINPY_KVSTORE_TIMEOUT`` seconds.
+TimeoutError naming the key after ``MINPY_KVSTORE_TIMEOUT`` seconds (in
+``kvstore.create``: naming the ranks that did not get there).
 """
 import numpy
 

@@ -9,19 +9,25 @@ the others workers.
 sleeps: a rank blocked inside MPI spins a whole core for as long as it
 waits, which on a small machine starves the rank it waits for.  A request
 that does not finish within ``MINPY_KVSTORE_TIMEOUT`` seconds (default 120)
-raises TimeoutError naming the key and the rank, rather than hang.
+raises TimeoutError naming the key and the rank, rather than hang.  So does
+the job's setup in the first ``kvstore.create`` (:func:`layout`): every rank
+waits for the others with nonblocking messages (:func:`await_all`) before the
+blocking ``MPI_Comm_split``, and names the ranks that never came.
 """
 import collections
+import math
 import os
 import time
 
 from .. import engine
 
-__all__ = ["Layout", "layout", "mpi", "mpi_comm", "wait_request"]
+__all__ = ["Layout", "layout", "await_all", "mpi", "mpi_comm", "wait_request"]
 
 _POLL_S = 50e-6
 _SPIN_ALONE_S = 50e-3
 _SPIN_SHARED_S = 0.1e-3
+_ARRIVAL_TAG = 31_717       # await_all's messages on COMM_WORLD; far from the servers' 11-13
+_ARRIVAL_POLL_S = 1e-3
 
 
 def mpi_comm():
@@ -66,15 +72,23 @@ def _env_servers(size):
     return servers
 
 
-def layout(world=None):
+def layout(world=None, where="minpy.kvstore.create"):
     """The :class:`Layout` of ``world`` (default ``COMM_WORLD``), computed once per job:
-    the first call is collective (every rank must make it)."""
+    the first call is collective (every rank must make it).
+
+    Raises:
+        TimeoutError: naming ``where``, the ranks that did not make the call and the
+            timeout, when some did not within ``MINPY_KVSTORE_TIMEOUT`` seconds.
+    """
     world = world if world is not None else mpi_comm()
     key = world.py2f()
     if key not in _layouts:
         size, rank = world.Get_size(), world.Get_rank()
         servers = _env_servers(size)
         is_server = rank >= size - servers
+        # Split blocks until every rank calls it, with no timeout: wait for everyone
+        # with nonblocking messages first, so a stalled rank is an error, not a hang
+        await_all(world, where)
         workers = world.Split(1 if is_server else 0, rank)
         _layouts[key] = Layout(world, None if is_server else workers,
                                list(range(size - servers, size)), is_server)
@@ -82,8 +96,56 @@ def layout(world=None):
 
 
 def _timeout():
+    """``MINPY_KVSTORE_TIMEOUT`` in seconds (default 120); ValueError naming it when it
+    is not a positive number."""
     raw = os.environ.get("MINPY_KVSTORE_TIMEOUT", "").strip()
-    return float(raw) if raw else 120.0
+    if not raw:
+        return 120.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not value > 0:
+        raise ValueError(f"minpy.kvstore: MINPY_KVSTORE_TIMEOUT={raw!r} must be a positive "
+                         "number of seconds")
+    return value
+
+
+def await_all(world, where):
+    """Return once every rank of ``world`` has called this (with the same ``where``),
+    exchanging a byte with each over nonblocking point-to-point messages polled
+    against ``MINPY_KVSTORE_TIMEOUT``; unlike a blocking collective, a rank that
+    never comes is an error.
+
+    Raises:
+        TimeoutError: naming ``where``, this rank, the ranks that did not arrive and
+            the timeout.
+    """
+    size, rank = world.Get_size(), world.Get_rank()
+    if size == 1:
+        return
+    MPI = mpi()
+    limit = _timeout()
+    token, got = bytearray(1), bytearray(size)
+    sends = [world.Isend([token, MPI.BYTE], peer, _ARRIVAL_TAG)
+             for peer in range(size) if peer != rank]
+    pending = {peer: world.Irecv([memoryview(got)[peer:peer + 1], MPI.BYTE], peer,
+                                 _ARRIVAL_TAG)
+               for peer in range(size) if peer != rank}
+    deadline = time.monotonic() + limit
+    while pending:
+        for peer in [p for p, request in pending.items() if request.Test()]:
+            del pending[peer]
+        if not pending:
+            break
+        if time.monotonic() > deadline:
+            missing = ", ".join(map(str, sorted(pending)))
+            raise TimeoutError(
+                f"{where}: rank {rank} waited {limit:g} s for rank(s) {missing} of the job's "
+                f"{size} to get there too: they stalled or died before it, or do not create "
+                "the store (every rank of a dist_* job must; MINPY_KVSTORE_TIMEOUT)")
+        time.sleep(_ARRIVAL_POLL_S)
+    MPI.Request.Waitall(sends)        # matched by now: every peer posted its receive
 
 
 def wait_request(request, kind, where, key, rank, peers):

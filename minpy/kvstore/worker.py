@@ -16,7 +16,7 @@ class WorkerKVStore(KVStore):
     ``rank`` / ``num_workers`` count the workers only."""
 
     def __init__(self, kind, comm=None):
-        lay = layout(comm)
+        lay = layout(comm, f"minpy.kvstore.create({kind!r})")
         if lay.is_server:
             serve_and_exit(lay)
         super().__init__(kind)

@@ -33,6 +33,7 @@ import glob
 import importlib.util
 import math
 import os
+import re
 import sys
 import time
 
@@ -616,5 +617,17 @@ def _num_batches(it):
     return count() if count is not None else None
 
 
+_CHECKPOINT_NAME = re.compile(r"checkpoint-(\d+)\.minpy")
+
+
 def _checkpoints_in(directory):
-    return sorted(glob.glob(os.path.join(directory, "checkpoint-*.minpy")))
+    """The paths of ``directory``'s ``checkpoint-<epoch>.minpy`` files, oldest epoch
+    first. By the epoch's number, not the name: ``checkpoint-10000`` sorts before
+    ``checkpoint-9999`` as text. Other names (``checkpoint-best.minpy``) are not ours
+    to prune or resume from."""
+    found = []
+    for path in glob.glob(os.path.join(glob.escape(directory), "checkpoint-*.minpy")):
+        match = _CHECKPOINT_NAME.fullmatch(os.path.basename(path))
+        if match:
+            found.append((int(match.group(1)), path))
+    return [path for _, path in sorted(found)]

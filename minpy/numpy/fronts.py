@@ -21,6 +21,7 @@ import numpy
 from numpy.lib.array_utils import normalize_axis_index
 
 from ..core.array import Array, new, unwrap_cpu, wrap
+from ..core import tree
 from ..core.autograd import stop_gradient
 from ..core.tape import recording
 from ..core.wrappers import make_function
@@ -274,27 +275,25 @@ def fromfunction(function, shape, *, dtype=float, like=None, ctx=None, **kwargs)
 
 
 # ---------------------------------------------------------------- block
-def _leaves(nested, out):
-    """The non-list items of nested lists, in order."""
-    if type(nested) is list:
-        for e in nested:
-            _leaves(e, out)
-    else:
-        out.append(nested)
-    return out
+def _not_list(x):
+    return type(x) is not list
+
+
+def _leaves(nested):
+    """The non-list items of nested lists, in order (``block``'s blocks)."""
+    return tree.leaves(nested, is_leaf=_not_list)
 
 
 def rebuild_nested(structure, leaves):
-    """Nested lists of the shape of ``structure`` (lists with None leaves) holding ``leaves``."""
-    it = iter(leaves)
-
-    def build(s):
-        return [build(e) for e in s] if type(s) is list else next(it)
-    return build(structure)
+    """Nested lists of structure ``structure`` (a :class:`minpy.core.tree.TreeDef` of
+    lists, or nested lists whose items are ignored) holding ``leaves``."""
+    if not isinstance(structure, tree.TreeDef):
+        structure = _skeleton(structure)
+    return tree.unflatten(structure, leaves)
 
 
 def _skeleton(nested):
-    return [_skeleton(e) for e in nested] if type(nested) is list else None
+    return tree.structure(nested, is_leaf=_not_list)
 
 
 block_leaves = make_function(
@@ -311,7 +310,7 @@ def block(arrays):
     gradients are recorded.
     """
     if recording() and type(arrays) is list and any(type(e) is list for e in arrays):
-        leaves = _leaves(arrays, [])
+        leaves = _leaves(arrays)
         if any(type(x) is Array and x._node is not None for x in leaves):
             return block_leaves(leaves, _skeleton(arrays))
     return gen.block(arrays)

@@ -1,5 +1,5 @@
 """Zero-copy exchange with other array libraries."""
-from ..core.array import new
+from ..core.array import Array, is_traced, new
 from ..dispatch.backend import NUMPY, gpu_backend
 from ..dispatch.context import Context
 from ..dispatch.transfer import context_of, move_raw
@@ -17,9 +17,15 @@ def from_dlpack(x, /, *, device=None, copy=None):
             would need a copy to reach ``device``); None copies only to move.
     Returns:
         An Array.
+    Raises:
+        TypeError: ``x`` is an Array being differentiated (its gradient would be lost).
 
     See also numpy.from_dlpack, cupy.from_dlpack.
     """
+    if type(x) is Array and is_traced(x):
+        raise TypeError("minpy.grad: from_dlpack of an Array being differentiated would drop "
+                        "its gradient (a DLPack exchange carries no tape); use the Array "
+                        "itself, or minpy.stop_gradient(x) for its value alone")
     if not hasattr(x, "__dlpack_device__"):
         raise TypeError(f"from_dlpack: a {type(x).__name__} is not a DLPack producer "
                         "(no __dlpack_device__)")

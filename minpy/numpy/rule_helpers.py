@@ -1,18 +1,20 @@
 """Helpers shared by the gradient rule tables (``vjp_*``): complex numbers,
-gradient shapes, host values, argument-gradient makers and rules by
+gradient shapes, host values, integer/bool operands (``float_operand``: a rule
+computes in the gradient's float dtype), argument-gradient makers and rules by
 differentiating a reference implementation.
 
 Written once here against minpy's namespace, so every rule runs on NumPy and
 on CuPy alike.
 """
 import inspect
+import math
 import numbers
 
 import numpy
 
 import minpy.numpy as mnp
-from ..core import autograd
-from ..core.array import Array
+from ..core import autograd, tree
+from ..core.array import Array, wait
 from ..core.autograd import defvjp
 from ..core.ops import broadcast_grad, unbroadcast
 from ..dispatch import state
@@ -20,6 +22,7 @@ from .fronts import host
 
 __all__ = ["is_complex", "conj_if_complex", "real_part", "hermitian", "unbroadcast",
            "broadcast_grad", "unbroadcast_to_operand", "host", "shape_of", "cast_like",
+           "float_dtype", "float_operand", "float_operands",
            "reshape_like", "per_item", "nograd", "real_vdot", "vjp_via_reference",
            "defvjp_by_name", "no_gradient", "jit_tracing"]
 
@@ -94,6 +97,92 @@ def cast_like(g, x):
     return g.astype(dt)
 
 
+# ---------------------------------------------------------------- integer/bool operands
+_EXACT = (int, float, bool, complex)       # Python numbers: no overflow, no float16
+_NEEDS_FLOAT = frozenset("biu")
+_REAL_OF = {}
+
+
+def float_dtype(like):
+    """The floating dtype a gradient is computed in next to ``like`` (the result of
+    the rule's primitive, a gradient, a dtype or a tuple of results): ``like``'s own
+    dtype when floating, its real part's when complex, else float64."""
+    if type(like) is tuple:
+        like = like[0] if like else None
+    if isinstance(like, (numpy.dtype, type, str)):
+        dt = numpy.dtype(like)
+    else:
+        dt = getattr(like, "dtype", None)
+        if dt is None:
+            dt = numpy.result_type(like) if like is not None else numpy.dtype(numpy.float64)
+    r = _REAL_OF.get(dt)
+    if r is None:
+        r = numpy.empty(0, dt).real.dtype if dt.kind in "fc" else numpy.dtype(numpy.float64)
+        _REAL_OF[dt] = r
+    return r
+
+
+def float_operand(x, like):
+    """``x`` in the floating dtype :func:`float_dtype` picks for ``like`` when it is an
+    integer or bool array or NumPy scalar (so a rule's ``x * x`` cannot overflow the
+    integer type, ``log(x)`` does not run in float16 and ``-x`` works for bools);
+    anything else (floats, complex values, Python numbers, None) as it is.
+
+    The one place a rule casts its constant operands: NumPy's forward computes in
+    that float type too (a ufunc's loop casts its integer inputs), so the rule
+    differentiates the function NumPy computed."""
+    t = type(x)
+    if t is Array:
+        if x._data.dtype.kind not in _NEEDS_FLOAT:
+            return x
+        return x.astype(float_dtype(like))
+    if t in _EXACT or x is None:
+        return x
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        if not isinstance(x, (list, tuple)):
+            return x
+        dt = numpy.asarray(x).dtype
+    if dt.kind not in _NEEDS_FLOAT:
+        return x
+    return numpy.asarray(x, dtype=float_dtype(like))[()] if numpy.ndim(x) == 0 else \
+        numpy.asarray(x, dtype=float_dtype(like))
+
+
+def has_nan(v):
+    """True when Array ``v`` holds a NaN (a branch decision of a rule, never recorded):
+    on the host one ``min`` pass for real floats (it propagates NaN and allocates no
+    mask); none for integers and bools; on a device through minpy."""
+    if type(v) is Array:
+        wait(v)
+        d = v._data
+    else:
+        d = v
+    kind = getattr(getattr(d, "dtype", None), "kind", None)
+    if kind != "f" and kind != "c":
+        return isinstance(d, float) and math.isnan(d)
+    if d.size == 0:
+        return False
+    if type(d) is numpy.ndarray:
+        return bool(numpy.isnan(d.min())) if kind == "f" else bool(numpy.isnan(d).any())
+    return bool(mnp.any(mnp.isnan(v)))
+
+
+def float_operands(like, args):
+    """:func:`float_operand` of each of ``args`` (a tuple); ``args`` itself when none
+    needs it (the common case costs a type test per argument)."""
+    for a in args:
+        t = type(a)
+        if t is Array:
+            if a._data.dtype.kind in _NEEDS_FLOAT:
+                break
+        elif t not in _EXACT and a is not None and float_operand(a, like) is not a:
+            break
+    else:
+        return args
+    return tuple(float_operand(a, like) for a in args)
+
+
 def reshape_like(g, x):
     """``g`` reshaped to the shape of ``x``."""
     return mnp.reshape(g, shape_of(x))
@@ -130,14 +219,16 @@ def nograd(pos):
     masks, conditions; also a list or tuple of traced integer arrays, as in ``x[where(c)]``)."""
     def maker(ans, *args, **kwargs):
         return _no_grads if pos < len(args) and type(args[pos]) in (list, tuple) else no_gradient
+    maker.no_gradient = True        # the tape does not turn a list here into an array
     return maker
 
 
 def real_vdot(out, g):
-    """``Re <out, g>`` summed, over every floating output of a tuple ``out``."""
+    """``Re <out, g>`` summed, over every floating output of a tuple ``out`` (its
+    outputs may nest, as ``histogramdd``'s (counts, [edges]))."""
     if isinstance(out, tuple):
         total = 0.0
-        for o, gi in zip(out, g):
+        for o, gi in zip(tree.leaves(out), tree.leaves(g)):
             if type(o) is Array and o.dtype.kind in "fc" and type(gi) is Array \
                     and gi.dtype.kind in "fc":
                 total = total + real_vdot(o, gi)

@@ -15,7 +15,6 @@ The rules call minpy's own transforms, so they differentiate again.
 """
 import numpy
 
-from ..core.autograd import def_nondiff
 import minpy.numpy as mnp
 from .rule_helpers import defvjp_by_name, unbroadcast
 
@@ -180,5 +179,4 @@ defvjp_by_name(_F.hfft, _hfft_vjp)
 defvjp_by_name(_F.ihfft, _ihfft_vjp)
 defvjp_by_name(_F.fftshift, _shift_maker(False))
 defvjp_by_name(_F.ifftshift, _shift_maker(True))
-# sample frequencies depend only on the length and spacing: no gradient
-def_nondiff(_F.fftfreq, _F.rfftfreq)
+# (fftfreq/rfftfreq are smooth in their spacing d: their rules are in vjp_nondiff.py)

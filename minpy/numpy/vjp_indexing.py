@@ -394,8 +394,8 @@ defvjp(mnp.delete, _delete_vjp, nograd(1))
 def_nondiff(mnp.nonzero, mnp.argwhere, mnp.flatnonzero, mnp.ix_, mnp.argsort,
             mnp.argpartition, mnp.lexsort, mnp.searchsorted, mnp.ravel_multi_index,
             mnp.unravel_index, mnp.tril_indices_from, mnp.triu_indices_from,
-            mnp.diag_indices_from, mnp.unique, mnp.unique_all, mnp.unique_counts,
-            mnp.unique_inverse, mnp.unique_values)
+            mnp.diag_indices_from)
+# (unique & co. return values, which do have a gradient: see vjp_nondiff.py)
 # where(condition) (one argument) returns indices; the condition never gets a
 # gradient (the three-argument form's rules for x and y live with the math rules).
 defvjp(mnp.where, nograd(0))

@@ -17,8 +17,8 @@ import numpy
 
 from ..core.autograd import def_nondiff, stop_gradient
 import minpy.numpy as mnp
-from .rule_helpers import (conj_if_complex, defvjp_by_name, hermitian, is_complex,
-                           unbroadcast_to_operand)
+from .rule_helpers import (conj_if_complex, defvjp_by_name, float_operand, hermitian,
+                           is_complex, unbroadcast_to_operand)
 
 __all__ = []
 
@@ -344,7 +344,8 @@ def _matrix_power_vjp(ans, a, n):
 def _multi_dot_vjp(ans, arrays, *, out=None):
     def vjp(g):
         shapes = [numpy.shape(x) for x in arrays]
-        mats = list(arrays)
+        # integer/bool matrices as floats: products of them (``right``) must not overflow
+        mats = [float_operand(x, ans) for x in arrays]
         if len(shapes[0]) == 1:
             mats[0] = mnp.reshape(mats[0], (1, -1))
         if len(shapes[-1]) == 1:

@@ -8,9 +8,18 @@ a holomorphic ``f`` has VJP ``g * conj(f'(x))``; real inputs get real gradients.
 
 Choices:
 
-- ties of ``maximum``/``minimum``/``fmax``/``fmin`` split the gradient evenly
-  (half to each argument); NaNs take none (``fmax`` gives it to the number);
-  ``clip`` gives it to ``a`` when ``a`` equals a bound;
+- ``maximum``/``minimum``/``fmax``/``fmin``: the gradient goes to the argument
+  NumPy's forward selects; ties split it evenly (half to each argument). NaN: a
+  NaN result was selected from a NaN argument, so the gradient goes to the NaN
+  (``maximum(nan, 2)``: all to the NaN, as PyTorch and JAX do), while ``fmax``/
+  ``fmin`` ignore a NaN and give it to the number they return; two NaNs are a tie
+  (half each). NaN counts as equal to NaN, so a gradient is never all zero.
+  (Costs one ``min`` pass over the result to look for a NaN.)
+- ``clip`` gives the gradient to ``a`` when ``a`` equals a bound;
+- integer and bool operands of every ufunc rule enter it as floats, in the
+  result's float dtype (``float_operands``: what the ufunc's loop computed in),
+  so ``x * x`` of an int32 constant cannot overflow and ``log`` of an int8 one
+  does not run in float16 (``ldexp``'s exponent stays an integer);
 - ``remainder``/``fmod``: 1 w.r.t. x, minus the integer quotient w.r.t. y;
 - zero but defined gradients (not "nondiff", as they are differentiable in
   some argument): ``copysign`` and ``ldexp`` w.r.t. their second argument,
@@ -38,8 +47,8 @@ from ..core.array import Array, new, wait
 from ..core.tape import recording
 from ..dispatch.backend import backend_of
 import minpy.numpy as mnp
-from .rule_helpers import (conj_if_complex, is_complex, jit_tracing, real_part, real_vdot,
-                           unbroadcast, vjp_via_reference)
+from .rule_helpers import (conj_if_complex, float_operand, float_operands, has_nan, is_complex,
+                           jit_tracing, real_part, unbroadcast, vjp_via_reference)
 
 __all__ = ["NONDIFF_UFUNCS", "NONDIFF_FUNCTIONS"]
 
@@ -63,10 +72,14 @@ def _mask(g, where):
     return mnp.where(where, g, 0)
 
 
-def _maker(d, i, with_kw):
+def _maker(d, i, with_kw, cast=True):
+    """``cast``: integer/bool operands enter ``d`` in the float dtype of the result
+    (:func:`float_operands`; what the ufunc's loop computed in)."""
     def general(ans, *args, where=True, **kw):
-        vjp = d(ans, *args, **kw) if with_kw else d(ans, *args)
         target = args[i]
+        if cast:
+            args = float_operands(ans, args)
+        vjp = d(ans, *args, **kw) if with_kw else d(ans, *args)
 
         def apply(g):
             if where is not True:
@@ -78,16 +91,18 @@ def _maker(d, i, with_kw):
     def maker(ans, *args, **kw):
         if kw:
             return general(ans, *args, **kw)
-        vjp = d(ans, *args)
         target = args[i]
+        vjp = d(ans, *float_operands(ans, args)) if cast else d(ans, *args)
         return lambda g: unbroadcast(vjp(g), target)
     return maker
 
 
-def _rules(uf, *derivs, with_kw=False):
+def _rules(uf, *derivs, with_kw=False, cast=True):
     """Register ``uf``'s VJP: ``derivs[i](ans, *args) -> (g -> grad wrt args[i])``
-    (before unbroadcasting; None as grad means zero). ``where=`` masks ``g``."""
-    defvjp(uf, *[None if d is None else _maker(d, i, with_kw) for i, d in enumerate(derivs)])
+    (before unbroadcasting; None as grad means zero). ``where=`` masks ``g``.
+    Integer/bool operands reach ``derivs`` as floats unless ``cast`` is False."""
+    defvjp(uf, *[None if d is None else _maker(d, i, with_kw, cast)
+                 for i, d in enumerate(derivs)])
 
 
 def _holo(uf, deriv):
@@ -207,30 +222,51 @@ def _buffer(v):
     return v
 
 
+def _same(u, v, xp):
+    """``u == v`` with NaN equal to NaN (backend arrays or numbers)."""
+    return (u == v) | (xp.isnan(u) & xp.isnan(v))
+
+
 @customop
 def _picked_gradient(g, ans, a, x, y):
     """``_pick``'s first-order gradient as one step on buffers, for ``minpy.jit`` to
-    replay with the tie test made at each call: four passes instead of six recorded
-    calls (ReLU's backward; -0.14 ms of a 7.2 ms MLP step at 512x1024)."""
-    picked = _buffer(g) * (_buffer(ans) == _buffer(a))
-    tie = _buffer(x) == _buffer(y)
-    if backend_of(picked).xp.count_nonzero(tie):
+    replay with the tie and NaN tests made at each call: four passes instead of six
+    recorded calls (ReLU's backward; -0.14 ms of a 7.2 ms MLP step at 512x1024)."""
+    ad, xd, yd = _buffer(ans), _buffer(x), _buffer(y)
+    xp = backend_of(ad).xp
+    if ad.dtype.kind in "fc" and xp.count_nonzero(xp.isnan(ad)):
+        picked = _buffer(g) * _same(ad, _buffer(a), xp)
+        tie = _same(xd, yd, xp)
+    else:
+        picked = _buffer(g) * (ad == _buffer(a))
+        tie = xd == yd
+    if xp.count_nonzero(tie):
         picked = picked - 0.5 * (picked * tie)
     return new(picked)
 
 
 def _pick(i):
-    """Gradient to the selected argument of maximum/minimum/fmax/fmin; half each on ties."""
+    """Gradient to the selected argument of maximum/minimum/fmax/fmin; half each on ties.
+
+    A NaN result is selected from a NaN argument (maximum/minimum propagate NaN;
+    fmax/fmin give NaN only when both are): NaN counts as equal to NaN, so the
+    gradient goes to the NaN, half each when both are NaN (a tie)."""
     def d(ans, x, y):
         a = x if i == 0 else y
 
         def vjp(g):
-            if jit_tracing() and not recording():
+            tracing = jit_tracing()
+            if tracing and not recording():
                 return _picked_gradient(g, ans, a, x, y)
+            if tracing or has_nan(ans):
+                # NaN-aware masks (always while tracing: no branching on values)
+                sel = (ans == a) | (mnp.isnan(ans) & mnp.isnan(a))
+                picked = g * sel
+                return picked - 0.5 * (picked * ((x == y) | (mnp.isnan(x) & mnp.isnan(y))))
             # multiply by the mask, not where(): branch-free, ~15x faster on random masks
             picked = g * (ans == a)
             tie = x == y
-            if not jit_tracing() and not tie.any():     # common case: one pass less
+            if not tie.any():     # common case: one pass less
                 return picked
             return picked - 0.5 * (picked * tie)       # stays in g's dtype
         return vjp
@@ -252,7 +288,8 @@ _rules(mnp.divmod, lambda ans, x, y: lambda g: g[1],
        lambda ans, x, y: lambda g: -g[1] * ans[0])
 _rules(mnp.modf, lambda ans, x: lambda g: g[0])
 _rules(mnp.frexp, lambda ans, x: lambda g: mnp.ldexp(g[0], -ans[1]))
-_rules(mnp.ldexp, lambda ans, x, n: lambda g: mnp.ldexp(g, n), _zero)   # n is an integer
+_rules(mnp.ldexp, lambda ans, x, n: lambda g: mnp.ldexp(g, n), _zero,  # n is an integer
+       cast=False)
 _rules(mnp.copysign,
        lambda ans, x, y: lambda g: mnp.where(mnp.signbit(x) != mnp.signbit(ans), -g, g), _zero)
 _rules(mnp.nextafter, lambda ans, x, y: lambda g: g, _zero)      # x plus one ulp
@@ -406,8 +443,13 @@ def _trapezoid_ref(y, x=None, dx=1.0, axis=-1):
 
 
 def _interp_ref(x, xp, fp, left=None, right=None, period=None):
-    """numpy.interp in minpy functions, differentiable in x, fp, left, right (not xp)."""
-    xp, fp = stop_gradient(mnp.asarray(xp)), mnp.asarray(fp)
+    """numpy.interp in minpy functions, differentiable in x, fp, left, right (not xp).
+    Integer/bool x, xp and fp are floats, as NumPy converts them (no overflow in
+    ``xp[j + 1] - xp[j]``)."""
+    f64 = numpy.float64
+    x = float_operand(x, f64)
+    xp = stop_gradient(float_operand(mnp.asarray(xp), f64))
+    fp = float_operand(mnp.asarray(fp), f64)
     if period is not None:
         x, xp = x % period, xp % period
         order = mnp.argsort(xp)

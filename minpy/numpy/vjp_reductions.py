@@ -9,6 +9,12 @@ use minpy's own functions, so they are differentiable again (grad of grad).
   the input's dtype), initial= and where= (zero gradient where False).
 - Ties (max/min & co., ptp, maximum/minimum.reduce): the gradient is split
   equally among the elements equal to the extremum, as in HIPS autograd.
+- NaN (max/min/amax/amin/maximum.reduce/minimum.reduce propagate it; nanmax/
+  nanmin/fmax.reduce/fmin.reduce ignore it): the gradient goes to the element(s)
+  the forward selects, NaN counting as equal to NaN — to the NaN of ``max([1,
+  nan, 2])`` (as PyTorch and JAX), to the 2 of ``nanmax``; several NaNs (an
+  all-NaN slice of nanmax) are a tie, split equally. Never all zero. (ptp = max -
+  min: the two cancel at a NaN.)
 - prod/cumprod with zeros are exact: with no zero, autograd's ``prod/x`` and
   ``revcumsum(g*cumprod)/x``; with zeros, the exclusive product (left times
   right exclusive cumprods) and, for cumprod, ``L_i * S_i`` with ``S_i = g_i +
@@ -26,6 +32,10 @@ use minpy's own functions, so they are differentiable again (grad of grad).
   slice of several elements is a kink of std: no derivative exists there and
   0 is the central difference.) var needs no such care: ``2 (x - m) / (N -
   ddof)`` is 0 there already.
+- ddof >= N: NumPy divides by ``max(N - ddof, 0)`` = 0 (an inf/NaN result); the
+  rules divide by the same float 0, so the gradient is inf/NaN too (no
+  ZeroDivisionError, and no finite gradient of the wrong sign for ddof > N). An
+  empty input (a reduction over an empty axis: NaN result) gets an empty gradient.
 """
 import math
 
@@ -35,7 +45,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 import minpy.numpy as mnp
 from ..core.array import Array
 from ..core.autograd import defvjp, def_nondiff, stop_gradient
-from .rule_helpers import broadcast_grad, unbroadcast
+from .rule_helpers import broadcast_grad, has_nan, jit_tracing, unbroadcast
 
 _NO = numpy._NoValue
 
@@ -257,8 +267,15 @@ def _var_rule(std, nan, for_mean=False):
               where=_NO, mean=_NO, correction=_NO):
         ddof = ddof if correction is _NO else correction
         shape, axes = _shape_axes(a, axis)
+        if 0 in shape:          # an empty input: an empty gradient (the result is NaN)
+            src = mean if for_mean else a
+            return lambda g: _cast_like(mnp.zeros(_shape(src)), src) if for_mean else \
+                _cast_like(mnp.zeros(shape), a)
         mask = _mask(where, a, nan)
         n = _count(mask, shape, axes)
+        # NumPy divides by max(n - ddof, 0): ddof >= n gives inf/NaN, and so does the
+        # gradient (a float 0 divisor, not Python's ZeroDivisionError nor n - ddof < 0)
+        d = float(max(n - ddof, 0)) if type(n) is int else mnp.maximum(n - ddof, 0)
 
         def vjp(g):
             x = _arr(a) if not nan else mnp.where(mask, a, 0)
@@ -270,9 +287,9 @@ def _var_rule(std, nan, for_mean=False):
                 # answer, 0 (the division by a safe 1 keeps grad of grad free of NaN)
                 s = _keep(ans, shape, axes)
                 zero = _const(s) == 0
-                coef = mnp.where(zero, 0, gk) / (mnp.where(zero, 1, s) * (n - ddof))
+                coef = mnp.where(zero, 0, gk) / (mnp.where(zero, 1, s) * d)
             else:
-                coef = gk * (2 / (n - ddof))
+                coef = gk * (2 / d) if type(d) is not float or d else (gk * 2.0) / d
             r = _masked(coef * (x - m), mask)
             if for_mean:
                 return _cast_like(unbroadcast(-mnp.sum(r, axis=axes, keepdims=True), mean), mean)
@@ -283,8 +300,13 @@ def _var_rule(std, nan, for_mean=False):
 
 # ---------------------------------------------------------------- max / min / ptp
 def _ext_weights(a, ext, shape, axes, mask=None):
-    """Untraced weights: 1/count on the elements equal to the extremum ``ext``."""
-    hit = a == _keep(_const(ext), shape, axes)     # comparisons are never recorded
+    """Untraced weights: 1/count on the elements equal to the extremum ``ext`` (NaN
+    equal to NaN: a NaN extremum is the NaNs' — max/min propagate NaN, and
+    nanmax/nanmin return NaN only for an all-NaN slice)."""
+    ek = _keep(_const(ext), shape, axes)
+    hit = a == ek                               # comparisons are never recorded
+    if _dtype(a).kind in "fc" and (jit_tracing() or has_nan(ek)):
+        hit = mnp.logical_or(hit, mnp.logical_and(mnp.isnan(_const(a)), mnp.isnan(ek)))
     if mask is not None:
         hit = mnp.logical_and(hit, mask)
     dt = _dtype(a)
@@ -563,11 +585,11 @@ def _install():
     defvjp(mnp.corrcoef, _corrcoef_rule(0), _corrcoef_rule(1), y=_corrcoef_rule(1))
     # bincount: differentiable in its weights; the integer input gets none
     defvjp(mnp.bincount, lambda ans, *a, **k: lambda g: None, _bincount_w, weights=_bincount_w)
-    # Not differentiable: integer/bool results (positions, counts, truth values) or
-    # piecewise constant in the data (bin counts, bin edges, insertion points).
+    # Not differentiable: integer/bool results (positions, counts, truth values, bin
+    # numbers, insertion points). (The histograms are linear in their weights and
+    # their edges in the data's range: their rules are in vjp_nondiff.py.)
     def_nondiff(mnp.argmax, mnp.argmin, mnp.nanargmax, mnp.nanargmin, mnp.count_nonzero,
-                mnp.all, mnp.any, mnp.histogram, mnp.histogram2d, mnp.histogramdd,
-                mnp.histogram_bin_edges, mnp.digitize, mnp.searchsorted)
+                mnp.all, mnp.any, mnp.digitize, mnp.searchsorted)
 
 
 _install()

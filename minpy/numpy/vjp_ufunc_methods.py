@@ -16,12 +16,14 @@ minpy through ``__array_ufunc__``) has methods without rules.
     segments of 3+) give ``x0 op x_last``; the gradient is the true fold's.
   * ``accumulate``: subtract (reverse cumsum), maximum/minimum/fmax/fmin (to the
     position that set the running extremum; later equal values do not take it over;
-    NaN results after the first carry none), logaddexp(2) (the reverse scan
+    the NaN results of maximum/minimum go to the first NaN, which set them; an
+    all-NaN start of fmax/fmin to its first element), logaddexp(2) (the reverse scan
     ``S_k = g_k + exp(out_k - out_{k+1}) S_{k+1}``, log depth, no overflow), hypot.
   * ``reduceat``: segments ``[lo, lo + count)``, the counts from NumPy's own
     ``add.reduceat`` on ones (non-increasing indices select one element); add,
-    maximum & co. (ties split evenly), logaddexp(2), multiply (without zeros) by
-    gather/scatter-add; the others through a fold vectorized over the segments.
+    maximum & co. (ties split evenly, NaN equal to NaN), logaddexp(2), multiply
+    (without zeros) by gather/scatter-add; the others through a fold vectorized over
+    the segments.
   * ``outer``: the elementwise rule on ``a`` reshaped to ``a.shape + (1,) * b.ndim``.
   * ``at`` on or with traced arrays: replayed out of place, the target rebound
     (the primitive's ``inplace_replay``); positions by NumPy's own indexing of an
@@ -275,12 +277,15 @@ def _extremum_accumulate(ans, array, axis=0, dtype=None, out=None):
         k = mnp.arange(n)
         prev = mnp.concatenate([oc[..., :1], oc[..., :-1]], axis=-1)
         record = mnp.logical_or(mnp.logical_and(xc == oc, prev != oc), k == 0)
+        if oc.dtype.kind in "fc":       # the first NaN of maximum/minimum sets the NaNs after it
+            on = mnp.isnan(oc)
+            record = mnp.logical_or(record, mnp.logical_and(
+                mnp.logical_and(on, mnp.isnan(xc)), mnp.logical_not(mnp.isnan(prev))))
         src = mnp.maximum.accumulate(mnp.where(record, k, 0), axis=-1)   # who set out[i]
-        keep = mnp.logical_or(k == 0, mnp.logical_not(mnp.isnan(oc)))
         rows = math.prod(shape[:-1])
         flat = mnp.reshape(mnp.reshape(mnp.arange(rows) * n, (rows, 1)) +
                            mnp.reshape(src, (rows, n)), (-1,))
-        gx = scatter_add(mnp.reshape(mnp.where(keep, gl, 0), (-1,)), (rows * n,), (flat,))
+        gx = scatter_add(mnp.reshape(gl, (-1,)), (rows * n,), (flat,))
         return _cast(_unlast(mnp.reshape(gx, shape), ax), x)
     return vjp
 
@@ -330,8 +335,11 @@ def _reduceat_rule(kind):
                 xs, os = _last(x, ax)[..., pos], _last(ans, ax)[..., seg]
                 if xs.dtype != os.dtype:
                     xs = xs.astype(os.dtype)
-                if kind == "extremum":
-                    hit = _const(xs) == _const(os)
+                if kind == "extremum":     # NaN equal to NaN: a NaN result is the NaNs'
+                    xk, ok = _const(xs), _const(os)
+                    hit = xk == ok
+                    if ok.dtype.kind in "fc":
+                        hit = mnp.logical_or(hit, mnp.logical_and(mnp.isnan(xk), mnp.isnan(ok)))
                     cnt = scatter_add(hit.astype(gl.real.dtype), tuple(gl.shape), (Ellipsis, seg))
                     c = gs * (hit / mnp.maximum(cnt, 1)[..., seg]).astype(gl.real.dtype)
                 elif kind == "multiply":

@@ -26,6 +26,7 @@ import numbers
 import numpy
 import scipy.integrate as _scipy_integrate
 
+from ..core import tree
 from ..core.array import Array, new
 from ..core.autograd import grad
 from ..core.custom_ops import customop
@@ -40,49 +41,8 @@ _CPU0 = cpu(0)
 
 
 # ---------------------------------------------------------------- argument trees
-class _Leaf:
-    """Where array leaf number ``index`` sits in the skeleton of ``args``."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index):
-        self.index = index
-
-
 def _is_array(x):
     return type(x) is Array or isinstance(x, numpy.ndarray)
-
-
-def _flatten(x, leaves):
-    """The skeleton of ``x``: arrays replaced by :class:`_Leaf` (appended to ``leaves``),
-    tuples (named too), lists and dicts rebuilt, anything else kept as a constant."""
-    if _is_array(x):
-        leaves.append(x)
-        return _Leaf(len(leaves) - 1)
-    if isinstance(x, (list, tuple)):
-        return ("seq", type(x), [_flatten(e, leaves) for e in x])
-    if isinstance(x, dict):
-        return ("dict", type(x), list(x.keys()), [_flatten(v, leaves) for v in x.values()])
-    return ("const", x)
-
-
-def _unflatten(skel, leaves):
-    if type(skel) is _Leaf:
-        return leaves[skel.index]
-    kind = skel[0]
-    if kind == "const":
-        return skel[1]
-    if kind == "seq":
-        _, t, items = skel
-        parts = [_unflatten(e, leaves) for e in items]
-        if hasattr(t, "_fields"):                  # namedtuple
-            return t._make(parts)
-        return t(parts)
-    _, t, keys, items = skel
-    out = t() if t is not dict else {}
-    for k, e in zip(keys, items):
-        out[k] = _unflatten(e, leaves)
-    return out
 
 
 def _traced(x):
@@ -135,7 +95,7 @@ class _Call:
         leaves = list(self._host_consts)
         for i, d in zip(self.traced, diff):
             leaves[i] = d
-        return _unflatten(self.skel, leaves)
+        return tree.unflatten(self.skel, leaves)
 
     def call(self, y, tt, fargs):
         return self.func(tt, y, *fargs) if self.tfirst else self.func(y, tt, *fargs)
@@ -354,8 +314,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
                          f"{t_shape}")
     if not isinstance(args, tuple):
         args = (args,)
-    leaves = []
-    skel = _flatten(args, leaves)
+    leaves, skel = tree.flatten(args)
     traced = [i for i, leaf in enumerate(leaves) if type(leaf) is Array and leaf._node is not None]
     consts = [None if i in traced else leaf for i, leaf in enumerate(leaves)]
     options = dict(col_deriv=col_deriv, ml=ml, mu=mu, rtol=rtol, atol=atol, tcrit=tcrit,

@@ -28,6 +28,8 @@ from .planreport import plan_report
 from .visualize import plot_network
 from .rnn import lstm_cell, lstm_params, gru_cell, gru_params
 from .checks import check_symbol_grad, check_symbol_forward
+from . import serialize as _serialize
+from .serialize import SymbolFileError
 from . import zoo
 from .function import function, Function
 from .jit import jit, JitFunction, JitTraceError
@@ -52,9 +54,8 @@ fromjson = load_json
 def load(fname):
     """Load a Symbol from a JSON file: one ``Symbol.save`` wrote, or any MXNet 1.x
     ``*-symbol.json`` (legacy pre-NNVM files upgraded as MXNet does). See also
-    mxnet.symbol.load."""
-    with open(fname, encoding="utf-8") as f:
-        return load_json(f.read())
+    mxnet.symbol.load. Raises SymbolFileError (a ValueError) naming the file."""
+    return Symbol(_serialize.load_file(fname))
 
 
 def pow(base, exp):                     # noqa: A001  (MXNet's name)
@@ -63,10 +64,10 @@ def pow(base, exp):                     # noqa: A001  (MXNet's name)
 
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson", "Executor",
-           "GraphPlan", "plan_report", "ShapeError", "DTypeError", "plot_network", "lstm_cell",
-           "lstm_params", "gru_cell", "gru_params", "check_symbol_grad",
-           "check_symbol_forward", "seed", "zoo", "OPS", "add_n", "split", "concat",
-           "flatten", "reshape", "stop_gradient", "Softmax", "broadcast_plus",
+           "GraphPlan", "plan_report", "ShapeError", "DTypeError", "SymbolFileError",
+           "plot_network", "lstm_cell", "lstm_params", "gru_cell", "gru_params",
+           "check_symbol_grad", "check_symbol_forward", "seed", "zoo", "OPS", "add_n",
+           "split", "concat", "flatten", "reshape", "stop_gradient", "Softmax", "broadcast_plus",
            "broadcast_minus", "broadcast_pow", "pow", "load_checkpoint", "save_checkpoint",
            "load_params"] + \
     [k for k in OP_FUNCTIONS if not k.startswith("_")]

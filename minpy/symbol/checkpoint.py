@@ -5,8 +5,8 @@ The params file is an NDArray file (:mod:`minpy.symbol.ndfile`) whose keys are
 BatchNorm's running statistics), as ``mx.model.save_checkpoint`` and Gluon's
 ``HybridBlock.export`` write them.
 """
-from . import ndfile
-from .symbol import load_json
+from . import ndfile, serialize
+from .symbol import Symbol
 
 __all__ = ["load_checkpoint", "save_checkpoint", "load_params"]
 
@@ -56,8 +56,7 @@ def load_checkpoint(prefix, epoch):
     Raises:
         FileNotFoundError naming the missing file; ValueError as :func:`load_params`.
     """
-    with open(f"{prefix}-symbol.json", encoding="utf-8") as f:
-        symbol = load_json(f.read())
+    symbol = Symbol(serialize.load_file(f"{prefix}-symbol.json"))
     arg_params, aux_params = load_params(prefix, epoch)
     return symbol, arg_params, aux_params
 

@@ -7,11 +7,13 @@
             params[k] -= 0.1 * grads[k]          # in place: seen by the caller
         return loss
 
-The first call with a new *signature* -- the arguments' tree structure, each
-array's shape, dtype and device, which arguments are the same array, and the
-values of the static arguments -- runs the function once while recording every
-call it makes, its gradient's backward pass included (``minpy.symbol.trace``),
-and returns that run's results.  The recording becomes a program
+The first call with a new *signature* -- the arguments' tree structure
+(``minpy.core.tree``: lists, tuples, dicts, OrderedDicts, defaultdicts,
+namedtuples, None and registered types), each array's shape, dtype and
+device, which arguments are the same array, and the values of the other
+leaves -- runs the function once while recording every call it makes, its
+gradient's backward pass included (``minpy.symbol.trace``), and returns that
+run's results.  The recording becomes a program
 (``minpy.symbol.jit_program``): constants folded, dead steps dropped,
 elementwise chains fused into compiled kernels where that measures faster,
 results written into buffers planned once (in place and shared by lifetimes;
@@ -21,16 +23,31 @@ temporaries beyond the function's results.
 
 What is static and what is traced:
 
-- Arrays (``minpy.Array`` or ``numpy.ndarray``; nested in lists, tuples and
-  dicts) are traced inputs; their values may change from call to call.
-- Python scalars, strings, None and any other object in the arguments are
-  static: part of the signature (a new value traces again).  So are the
-  arguments named by ``static_argnums``.
-- Arrays the function reads from outside (closures, globals, ``self``) are
-  captured by reference: each replay reads their current contents, so a
-  parameter updated in place is seen.  Rebinding such a name to a new Array
-  needs :meth:`JitFunction.clear_cache`.  Results the function stores outside
-  (other than by writing into arrays in place) are not updated by replays.
+- Arrays (``minpy.Array`` or ``numpy.ndarray``) anywhere in the arguments'
+  trees are traced inputs; their values may change from call to call.
+- Every other leaf is static, part of the signature by value: Python scalars
+  (``-0.0`` and ``0.0`` differ), strings, None, and any hashable object (the
+  cache holds it, so its id is never reused while cached; an object compares
+  by identity unless its class defines equality).  An unhashable leaf that is
+  no container (a set, a mutable object without ``__hash__``) is refused with
+  a ``TypeError`` naming the argument: its contents could change unseen.  The
+  arguments named by ``static_argnums`` are static whole (they must hash).
+- What the function reads outside its arguments is guarded
+  (``minpy.symbol.jit_guards``): the closure variables and globals its code
+  reads (and, a few levels deep, those of the Python functions it calls and
+  the attributes its code names on the objects, modules and classes it
+  reads, ``self`` included).  Numbers, strings and tuples of them are
+  compared by value, containers by contents, arrays, functions and other
+  objects by identity; when one changed since a trace, the call traces again
+  (the old trace stays cached for the old values), so a rebound learning rate,
+  array or helper function is never replayed stale.  Arrays read from outside
+  are read by reference: each replay reads their current contents, so a
+  parameter updated in place is seen without tracing again.  After 8 such
+  traces of one function a warning names what keeps changing (pass it as an
+  argument instead).  Results the function stores outside (other than by
+  writing into arrays in place) are not updated by replays; assigning into an
+  argument's container (``params["w"] = ...``) is refused with
+  :class:`~minpy.symbol.trace.JitTraceError` (write in place or return it).
 - Reading an input-dependent value into Python (``if loss > 0``, ``float(x)``,
   ``x.item()``) cannot be traced: :class:`~minpy.symbol.trace.JitTraceError`
   names the function and line; with ``fallback=True`` such a function runs
@@ -49,6 +66,7 @@ an error raised inside re-raises at the next wait on what it writes.
 """
 import collections
 import functools
+import math
 import os
 import threading
 import warnings
@@ -57,18 +75,23 @@ import numpy
 
 from .. import engine
 from ..core import tape as _tape
+from ..core import tree
 from ..core.async_work import var_of
 from ..core.array import Array, new, wait
 from ..dispatch import state
 from ..dispatch.transfer import context_of
 from .jit_fuse import fuse_steps
+from .jit_guards import scan as scan_guards
 from .jit_program import build_program
-from .trace import JitTraceError, Tracer, rewrap
+from .trace import JitTraceError, Tracer
 
 __all__ = ["jit", "JitFunction", "JitTraceError"]
 
-_SCALARS = (int, float, complex, bool, str, bytes, type(None), numpy.generic, numpy.dtype,
-            type, slice, type(Ellipsis))
+_PLAIN = frozenset((int, float, complex, bool, str, bytes, type(None), slice, range,
+                    type(Ellipsis)))
+_ARRAY = "A"                  # an array leaf's part of a signature
+_MAX_VARIANTS = 8             # traces kept per signature (one per set of guarded values)
+_WARN_AFTER = 8               # traces caused by changed guards before a warning
 
 
 def jit(fun=None, *, static_argnums=(), donate_argnums=(), fallback=False, cache_size=64,
@@ -106,10 +129,13 @@ def fusion_enabled(option=None):
 
 
 class _Entry:
-    __slots__ = ("program", "treedef", "eager")
+    """One trace: its program (or ``eager``), its guards, its results' structure."""
+
+    __slots__ = ("program", "eager", "guards", "out_tree", "out_leaves", "out_pos")
 
     def __init__(self):
-        self.program = self.treedef = None
+        self.program = self.guards = self.out_tree = None
+        self.out_leaves, self.out_pos = [], []
         self.eager = False
 
 
@@ -134,10 +160,13 @@ class JitFunction:
                              "static and donated")
         self.fallback, self.cache_size = bool(fallback), int(cache_size)
         self.fusion, self.plan_memory = fusion, bool(plan_memory)
-        self._cache = collections.OrderedDict()
+        self._cache = collections.OrderedDict()     # signature -> traces, newest first
+        self._size = 0                              # traces in the cache
         self._lock = threading.Lock()
-        self._warned = False
-        self.hits = self.misses = self.traces = self.eager_calls = 0
+        self._warned = self._warned_guards = False
+        self.hits = self.misses = self.traces = self.eager_calls = self.guard_misses = 0
+        code = getattr(fun, "__code__", None)
+        self._params = code.co_varnames[:code.co_argcount] if code is not None else ()
         functools.update_wrapper(self, fun)
 
     def __get__(self, obj, objtype=None):
@@ -149,30 +178,67 @@ class JitFunction:
         """Forget every traced program (the next call traces again)."""
         with self._lock:
             self._cache.clear()
+            self._size = 0
 
     def cache_info(self):
-        """``{'hits', 'misses', 'traces', 'size', 'maxsize', 'eager_calls'}``."""
+        """``{'hits', 'misses', 'traces', 'size', 'maxsize', 'eager_calls', 'guard_misses'}``
+        (``guard_misses``: calls whose signature was cached but whose guarded values --
+        closures, globals, attributes read -- had changed)."""
         return {"hits": self.hits, "misses": self.misses, "traces": self.traces,
-                "size": len(self._cache), "maxsize": self.cache_size,
-                "eager_calls": self.eager_calls}
+                "size": self._size, "maxsize": self.cache_size,
+                "eager_calls": self.eager_calls, "guard_misses": self.guard_misses}
 
     def programs(self):
         """The compiled programs (``minpy.symbol.jit_program.Program``), newest last."""
-        return [e.program for e in self._cache.values() if e.program is not None]
+        return [e.program for vs in self._cache.values() for e in reversed(vs)
+                if e.program is not None]
 
     def __call__(self, *args, **kwargs):
         flags = state.per_thread.flags
         if flags.tracer is not None or flags.depth or _traced_args(args, kwargs):
             self.eager_calls += 1
             return self.fun(*args, **kwargs)
-        leaves, key, arrays = [], [], []
+        sig, arrays, order = self._signature(args, kwargs)
+        with self._lock:
+            variants = self._cache.get(sig)
+            if variants is not None:
+                self._cache.move_to_end(sig)
+        changed = None
+        if variants is not None:
+            for entry in variants:
+                if entry.eager:
+                    self.hits += 1
+                    self.eager_calls += 1
+                    return self.fun(*args, **kwargs)
+                check = entry.guards.check
+                failed = -1 if check is None else check()
+                if failed == -1 and entry.program.captures_match():
+                    self.hits += 1
+                    return self._replay(entry, arrays, order)
+                if changed is None:
+                    changed = "the shape or dtype of an array it reads from outside" \
+                        if failed == -1 else entry.guards.describe(failed)
+            self.guard_misses += 1
+        self.misses += 1
+        return self._trace(sig, args, kwargs, changed)
+
+    # -------------------------------------------------------------- signature
+    def _signature(self, args, kwargs):
+        """``(key, arrays, order)``: the call's signature, its input Arrays in order
+        and, for each, the position of the first input with its buffer."""
+        static = self.static_argnums
+        key, arrays = [], []
         for i, a in enumerate(args):
-            if i in self.static_argnums:
+            if static and i in static:
                 key.append(("static", _static_key(a, self.name, i)))
+            elif type(a) is Array:
+                arrays.append(a)
+                key.append(_ARRAY)
             else:
-                key.append(_flatten(a, leaves, arrays))
-        for k in sorted(kwargs):
-            key.append((k, _flatten(kwargs[k], leaves, arrays)))
+                key.append(self._arg_key(a, arrays, i))
+        if kwargs:
+            for k in sorted(kwargs):
+                key.append(("kw", k, self._arg_key(kwargs[k], arrays, k)))
         uniq, order, metas = {}, [], []
         for a in arrays:
             d = a._data
@@ -180,44 +246,109 @@ class JitFunction:
             # host arrays by type (hashing a Context per array cost ~1 us a call)
             metas.append((d.shape, d.dtype,
                           "cpu" if type(d) is numpy.ndarray else context_of(d)))
-        sig = (tuple(key), tuple(order), tuple(metas))
-        with self._lock:
-            entry = self._cache.get(sig)
-            if entry is not None:
-                self._cache.move_to_end(sig)
-        if entry is not None and entry.eager:
-            self.hits += 1
-            self.eager_calls += 1
-            return self.fun(*args, **kwargs)
-        if entry is not None and entry.program.captures_match():
-            self.hits += 1
-            return self._replay(entry, arrays, order)
-        self.misses += 1
-        return self._trace(sig, args, kwargs)
+        return (tuple(key), tuple(order), tuple(metas)), arrays, order
+
+    def _arg_key(self, a, arrays, where):
+        """The signature part of argument ``a`` (a tree: structure and leaves);
+        appends its arrays to ``arrays``."""
+        t = type(a)
+        if t is numpy.ndarray:
+            arrays.append(new(a))
+            return _ARRAY
+        if t in _PLAIN:
+            return _value_key(a, t)
+        if t is dict or t is list or t is tuple:
+            # one level of arrays (a dict of parameters): its key without a TreeDef
+            vals = a.values() if t is dict else a
+            n = len(arrays)
+            for v in vals:
+                if type(v) is not Array:
+                    del arrays[n:]
+                    break
+                arrays.append(v)
+            else:
+                return t, (tuple(a) if t is dict else len(a))
+        leaves, td = tree.flatten(a)
+        if td is None:
+            return self._leaf_key(a, arrays, where)
+        return td, tuple([self._leaf_key(v, arrays, where) for v in leaves])
+
+    def _leaf_key(self, v, arrays, where):
+        t = type(v)
+        if t is Array:
+            arrays.append(v)
+            return _ARRAY
+        if t in _PLAIN:
+            return _value_key(v, t)
+        a = _as_input(v)
+        if a is not None:
+            arrays.append(a)
+            return _ARRAY
+        try:
+            hash(v)
+        except TypeError:
+            raise TypeError(
+                f"minpy.jit({self.name}): {self._describe(where)} holds a {t.__name__}, which "
+                "is neither an array, a container jit looks into (list, tuple, dict, "
+                "OrderedDict, defaultdict, namedtuple, None, or a type registered with "
+                "minpy.core.tree.register) nor hashable, so its contents could change "
+                "between calls unseen. Pass its arrays and values in such a container, make "
+                "it hashable (a tuple, frozenset, frozen dataclass), or register its type"
+            ) from None
+        # the key holds the object itself: its id cannot be reused while it is cached
+        return _value_key(v, t)
+
+    def _describe(self, where):
+        """'argument 1 ('opts')' / "argument 'opts'"."""
+        if isinstance(where, str):
+            return f"argument {where!r}"
+        if where < len(self._params):
+            return f"argument {where} ({self._params[where]!r})"
+        return f"argument {where}"
 
     # ------------------------------------------------------------------ trace
-    def _trace(self, sig, args, kwargs):
-        args = tuple(a if i in self.static_argnums else rewrap(a) for i, a in enumerate(args))
-        kwargs = {k: rewrap(v) for k, v in kwargs.items()}
-        arrays = []
+    def _trace(self, sig, args, kwargs, changed):
+        if changed is not None and self.guard_misses >= _WARN_AFTER and not self._warned_guards:
+            self._warned_guards = True
+            warnings.warn(
+                f"minpy.jit({self.name}): traced again {self.guard_misses} times because "
+                f"{changed} changed between calls (a trace keeps the values and arrays the "
+                "function reads outside its arguments). Pass what changes as an argument to "
+                "trace once", RuntimeWarning, stacklevel=3)
+        static = self.static_argnums
+        inputs, objects, passed = [], [], []
+        call_args = list(args)
         for i, a in enumerate(args):
-            if i not in self.static_argnums:
-                _flatten(a, [], arrays)
+            if static and i in static:
+                _objects_of(a, self._describe(i), objects)
+            else:
+                call_args[i] = _for_call(a, self._describe(i), inputs, objects, passed)
+        call_kwargs = {}
         for k in sorted(kwargs):
-            _flatten(kwargs[k], [], arrays)
-        tracer = Tracer(self.name, self.fallback)
+            call_kwargs[k] = _for_call(kwargs[k], self._describe(k), inputs, objects, passed)
+        guards = scan_guards(self.fun, objects, self.name)      # before it runs
+        tracer = Tracer(self.name, self.fallback, guards.externals)
+        guards.externals = None
         prev = state.enter_trace(tracer)
         try:
             unique = []
-            for a in arrays:
+            for a in inputs:
                 wait(a)
                 k = tracer.add_input(a)
                 if k not in unique:
                     unique.append(k)
-            result = self.fun(*args, **kwargs)
+            result = self.fun(*call_args, **call_kwargs)
         finally:
             state.exit_trace(prev)
+        assigned = _assigned(passed)
+        if assigned is not None:
+            tracer.refuse(
+                f"minpy.jit: {self.name} assigns, adds or removes an item of its {assigned}, "
+                "which a replay cannot redo. Write into its arrays in place (x[...] = v, "
+                "x -= v) or return the new values, or use jit(..., fallback=True) to run "
+                "such a function eagerly")
         entry = _Entry()
+        entry.guards = guards
         if tracer.untraceable is not None:
             entry.eager = True
             if not self._warned:
@@ -225,26 +356,42 @@ class JitFunction:
                 warnings.warn(tracer.untraceable + " -- running it eagerly (fallback=True)",
                               RuntimeWarning, stacklevel=3)
         else:
-            out_leaves = []
-            entry.treedef = _out_tree(result, out_leaves)
-            out_slots = []
-            for leaf in out_leaves:
-                if type(leaf) is Array:
-                    out_slots.append(tracer.slot_for(leaf))
+            leaves, entry.out_tree = tree.flatten(result)
+            entry.out_pos = [j for j, v in enumerate(leaves) if type(v) is Array]
+            entry.out_leaves = [None if type(v) is Array else v for v in leaves]
+            out_slots = [tracer.slot_for(leaves[j]) for j in entry.out_pos]
             donated = set()
             for i in self.donate_argnums:
                 if i < len(args):
-                    d = []
-                    _flatten(args[i], [], d)
-                    donated.update(unique.index(tracer.slot_of[id(a._data)]) for a in d)
+                    for v in tree.leaves(args[i]):
+                        a = v if type(v) is Array else _as_input(v)
+                        if a is not None:
+                            donated.add(unique.index(tracer.slot_of[id(a._data)]))
             entry.program = build_program(tracer, unique, out_slots, donated,
                                           self._fuser(), self.plan_memory, self.name)
             self.traces += 1
-        with self._lock:
-            self._cache[sig] = entry
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+        self._store(sig, entry)
         return result
+
+    def _store(self, sig, entry):
+        """Cache ``entry`` first among the traces of ``sig``, within the bounds."""
+        with self._lock:
+            old = self._cache.get(sig, ())
+            variants = ((entry,) + old)[:_MAX_VARIANTS]
+            self._cache[sig] = variants
+            self._cache.move_to_end(sig)
+            self._size += len(variants) - len(old)
+            while self._size > self.cache_size:
+                oldest = next(iter(self._cache))
+                if oldest is sig:                       # the only signature left
+                    keep = variants[:max(self.cache_size, 0)]
+                    self._size -= len(variants) - len(keep)
+                    if keep:
+                        self._cache[sig] = keep
+                    else:
+                        del self._cache[sig]
+                    break
+                self._size -= len(self._cache.pop(oldest))
 
     def _fuser(self):
         return fuse_steps if fusion_enabled(self.fusion) else None
@@ -261,16 +408,24 @@ class JitFunction:
                     inputs.append(a)
         prog = entry.program
         if state.process.async_on and state.process.cpu_only:
-            return _unflatten(entry.treedef, iter(_push_replay(prog, inputs)), _as_is)
+            return _results(entry, _push_replay(prog, inputs), _as_is)
         for a in inputs:
             if a._var is not None:
                 wait(a)
         for cap, _, _ in prog.captures:
             if cap._var is not None:
                 wait(cap)
-        outs = prog.run(inputs)
-        it = iter(outs)
-        return _unflatten(entry.treedef, it)
+        return _results(entry, prog.run(inputs), new)
+
+
+def _results(entry, outs, leaf):
+    """The traced results' structure with ``leaf(out)`` for each Array."""
+    if entry.out_tree is None:                  # one leaf
+        return leaf(outs[0]) if entry.out_pos else entry.out_leaves[0]
+    leaves = list(entry.out_leaves)
+    for j, out in zip(entry.out_pos, outs):
+        leaves[j] = leaf(out)
+    return tree.unflatten(entry.out_tree, leaves)
 
 
 def _push_replay(prog, inputs):
@@ -303,7 +458,7 @@ def _as_is(a):
     return a
 
 
-# ----------------------------------------------------------------- pytrees
+# ----------------------------------------------------------------- arguments
 def _positions(nums, what):
     if isinstance(nums, int):
         nums = (nums,)
@@ -313,31 +468,84 @@ def _positions(nums, what):
     return frozenset(nums)
 
 
+def _value_key(v, t):
+    """The signature part of a hashable leaf: its type and value (the key holds ``v``);
+    a float or complex zero with its sign (``0.0 == -0.0``, yet ``1/x`` differs)."""
+    if t is float or isinstance(v, numpy.floating):
+        if v == 0:
+            return t, v, math.copysign(1.0, v)
+    elif t is complex or isinstance(v, numpy.complexfloating):
+        return t, v, math.copysign(1.0, v.real), math.copysign(1.0, v.imag)
+    return t, v
+
+
 def _static_key(v, name, i):
     try:
         hash(v)
     except TypeError:
         raise TypeError(f"minpy.jit({name}): static argument {i} ({type(v).__name__}) must be "
                         "hashable") from None
-    return (type(v), v)
+    return _value_key(v, type(v))
 
 
-def _flatten(obj, leaves, arrays):
-    """The signature part of ``obj``; appends its arrays to ``arrays``."""
-    t = type(obj)
+def _as_input(v):
+    """``v`` as an input Array when it is an array (NumPy's, a subclass', the GPU's)."""
+    t = type(v)
     if t is Array:
-        arrays.append(obj)
-        return "A"
+        return v
     if t is numpy.ndarray:
-        arrays.append(new(obj))
-        return "A"
-    if t is list or t is tuple:
-        return (t.__name__, tuple([_flatten(e, leaves, arrays) for e in obj]))
-    if t is dict:
-        return ("dict", tuple([(k, _flatten(v, leaves, arrays)) for k, v in obj.items()]))
-    if isinstance(obj, _SCALARS):
-        return (t, obj)
-    return ("obj", id(obj))
+        return new(v)
+    if isinstance(v, numpy.ndarray):                 # memmap, matrix ...
+        return new(v.view(numpy.ndarray))
+    gpu = state.process.gpu
+    if gpu is not None and t not in _PLAIN and gpu.owns(v):
+        return new(v)
+    return None
+
+
+def _objects_of(a, label, objects):
+    """Append ``(label, leaf)`` for the leaves of ``a`` that are objects (neither arrays
+    nor plain values): the guards look into them."""
+    for v in tree.leaves(a):
+        if type(v) not in _PLAIN and _as_input(v) is None and not isinstance(
+                v, numpy.generic):
+            objects.append((label, v))
+
+
+def _for_call(a, label, inputs, objects, passed):
+    """Argument ``a`` as the traced call gets it: its arrays as input Arrays (appended
+    to ``inputs``), its objects appended to ``objects``; a container holding no bare
+    NumPy array is passed as is (recorded in ``passed`` to see if the call changes it)."""
+    t = type(a)
+    if t is Array:
+        inputs.append(a)
+        return a
+    leaves, td = tree.flatten(a)
+    call, rebuilt = [], False
+    for v in leaves:
+        x = _as_input(v)
+        if x is None:
+            if type(v) not in _PLAIN and not isinstance(v, numpy.generic):
+                objects.append((label, v))
+            call.append(v)
+        else:
+            inputs.append(x)
+            call.append(x)
+            rebuilt = rebuilt or x is not v
+    if td is None:
+        return call[0]
+    out = tree.unflatten(td, call) if rebuilt else a
+    passed.append((label, out, td, call))
+    return out
+
+
+def _assigned(passed):
+    """The first argument container the traced call changed (see :func:`_for_call`)."""
+    for label, obj, td, leaves in passed:
+        now, ntd = tree.flatten(obj)
+        if ntd != td or any(x is not y for x, y in zip(now, leaves)):
+            return label
+    return None
 
 
 def _traced_args(args, kwargs):
@@ -347,31 +555,3 @@ def _traced_args(args, kwargs):
         if type(a) is Array and a._node is not None and a._node.tape.active:
             return True
     return bool(_tape.active_tapes())
-
-
-def _out_tree(obj, leaves):
-    t = type(obj)
-    if t is Array:
-        leaves.append(obj)
-        return "A"
-    if t is list or t is tuple:
-        return (t, tuple(_out_tree(e, leaves) for e in obj))
-    if t is dict:
-        return (dict, tuple((k, _out_tree(v, leaves)) for k, v in obj.items()))
-    if isinstance(obj, tuple) and hasattr(t, "_make"):
-        return ("named", t, tuple(_out_tree(e, leaves) for e in obj))
-    return ("const", obj)
-
-
-def _unflatten(tree, it, leaf=new):
-    """The results' structure with ``leaf(item)`` for each Array of ``it``."""
-    if tree == "A":
-        return leaf(next(it))
-    kind = tree[0]
-    if kind == "const":
-        return tree[1]
-    if kind is dict:
-        return {k: _unflatten(v, it, leaf) for k, v in tree[1]}
-    if kind == "named":
-        return tree[1]._make(_unflatten(e, it, leaf) for e in tree[2])
-    return kind(_unflatten(e, it, leaf) for e in tree[1])

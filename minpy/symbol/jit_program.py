@@ -28,6 +28,7 @@ import threading
 
 import numpy
 
+from ..core import tree
 from ..core.array import new
 from ..core.execute import mutated, run_untraced
 from .memory import plan_memory
@@ -328,7 +329,7 @@ def _direct_call(st, slots, has_out):
 
 def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
     env = {"_as0d": _as0d, "_new": new, "_run": run_untraced,
-           "_empty": numpy.empty}
+           "_empty": numpy.empty, "_unflatten": tree.unflatten}
     consts = {}
 
     def const(obj):
@@ -360,6 +361,11 @@ def _generate(slots, steps, input_slots, out_slots, folded, planned, name):
             return "[" + ", ".join(expr(e, wrap) for e in obj) + "]"
         if t is dict:
             return "{" + ", ".join(f"{k!r}: {expr(v, wrap)}" for k, v in obj.items()) + "}"
+        if obj is not None and tree.is_node(obj):        # a namedtuple, OrderedDict ...
+            leaves, td = tree.flatten(obj)
+            if any(type(v) is Ref for v in leaves):
+                inner = ", ".join(expr(v, wrap) for v in leaves)
+                return f"_unflatten({const(td)}, [{inner}])"
         return const(obj)
 
     params = ", ".join(f"v{k}" for k in input_slots)

@@ -35,6 +35,8 @@ __all__ = ["load", "save", "loads", "dumps", "NDArrayFileError"]
 LIST_MAGIC = 0x112
 V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
 MAX_LEGACY_NDIM = 64        # a legacy "magic" is the ndim; anything larger is a wrong magic
+MAX_NDIM = 64 if numpy.lib.NumpyVersion(numpy.__version__) >= "2.0.0" else 32   # NPY_MAXDIMS
+MAX_BYTES = numpy.iinfo(numpy.intp).max     # NumPy's bound on a shape, 0 dims left out
 # the flags MXNet 1.9.1's NDArray files hold (mshadow's first eight; bfloat16 refused)
 DTYPES = {flag: name for flag, name in mxnet_json.DTYPE_CODES.items() if flag <= 7}
 FLAGS = {numpy.dtype(name): flag for flag, name in DTYPES.items()}
@@ -75,7 +77,10 @@ class _Reader:
     def int(self, fmt, what):
         return struct.unpack_from(fmt, self.buf, self.take(struct.calcsize(fmt), what))[0]
 
-    def dims(self, ndim, code, what):
+    def dims(self, ndim, code, what, at):
+        """The ``ndim`` dims (``code``) of the shape whose record starts at byte ``at``."""
+        if ndim > MAX_NDIM:
+            self.fail(f"at most {MAX_NDIM} dims for the {what} (NumPy's limit)", ndim, at=at)
         start = self.take(ndim * numpy.dtype(code).itemsize, f"the {ndim} dims of the {what}")
         dims = numpy.frombuffer(self.buf, code, ndim, start)
         if (dims < 0).any():
@@ -89,7 +94,7 @@ class _Reader:
         if ndim < 0:
             self.fail(f"an ndim >= 0 for the {what} (-1: an uninitialized NDArray, not "
                       "supported)", ndim, at=at)
-        return self.dims(ndim, "<i8", what)
+        return self.dims(ndim, "<i8", what, at)
 
     def flag(self, what):
         at = self.pos
@@ -98,12 +103,19 @@ class _Reader:
             self.fail(f"{what} in {sorted(DTYPES) + [BFLOAT16]}", flag, at=at)
         return flag
 
-    def values(self, flag, shape, what):
-        """The array of ``shape`` stored next, or (for bfloat16) None after skipping it."""
+    def values(self, flag, shape, what, shape_at):
+        """The array of ``shape`` (read at byte ``shape_at``) stored next, or (for
+        bfloat16) None after skipping it."""
         count = math.prod(shape)
         itemsize = 2 if flag == BFLOAT16 else ITEMSIZE[flag]
         kind = "bfloat16" if flag == BFLOAT16 else DTYPES[flag]
         start = self.take(count * itemsize, f"{count} {kind} values of the {what}")
+        # a 0 dim makes any shape fit the bytes left, but NumPy refuses the others' product
+        # past MAX_BYTES ("array is too big")
+        nonzero = math.prod(d for d in shape if d) * itemsize
+        if nonzero > MAX_BYTES:
+            self.fail(f"a shape of at most {MAX_BYTES} bytes for the {what} (NumPy's limit, "
+                      "its 0 dims left out)", f"{shape}, {nonzero} bytes", at=shape_at)
         if flag == BFLOAT16:
             return None
         raw = numpy.frombuffer(self.buf, "<" + numpy.dtype(DTYPES[flag]).str[1:], count, start)
@@ -126,12 +138,16 @@ def _read_array(r):
                    + (" (-1 is an uninitialized NDArray)" if stype == -1 else ""),
                    stype, at=stype_at)
         if STORAGE[stype][1]:
+            storage_at = r.pos
             storage_shape = r.shape64("storage shape")
+        shape_at = r.pos
         shape = r.shape64("shape")
     elif magic == V1_MAGIC:
+        shape_at = r.pos
         shape = r.shape64("shape")
     elif magic <= MAX_LEGACY_NDIM:
-        shape = r.dims(magic, "<u4", "legacy shape")
+        shape_at = at
+        shape = r.dims(magic, "<u4", "legacy shape", at)
     else:
         r.fail(f"an array magic 0xF993FAC9 (V2), 0xF993FACA (V3), 0xF993FAC8 (V1) or a legacy "
                f"ndim <= {MAX_LEGACY_NDIM}", f"0x{magic:08X}", at=at)
@@ -143,15 +159,17 @@ def _read_array(r):
     r.int("<i", "the context's device id")
     flag = r.flag("the type flag")
     if stype:
-        aux = [(r.flag(f"aux array {i}'s type flag"), r.shape64(f"aux array {i}'s shape"))
-               for i in range(STORAGE[stype][1])]
-        r.values(flag, storage_shape, "stored data")
-        for i, (aux_flag, aux_shape) in enumerate(aux):
-            r.values(aux_flag, aux_shape, f"aux array {i}")
+        aux = []
+        for i in range(STORAGE[stype][1]):
+            aux_flag = r.flag(f"aux array {i}'s type flag")
+            aux.append((aux_flag, r.pos, r.shape64(f"aux array {i}'s shape")))
+        r.values(flag, storage_shape, "stored data", storage_at)
+        for i, (aux_flag, aux_at, aux_shape) in enumerate(aux):
+            r.values(aux_flag, aux_shape, f"aux array {i}", aux_at)
         return (f"at byte {at}: {STORAGE[stype][0]} storage (storage type {stype}): sparse "
                 "arrays are not supported, only dense ones; convert with .tostype('default') "
                 "in MXNet before saving")
-    values = r.values(flag, shape, "data")
+    values = r.values(flag, shape, "data", shape_at)
     if values is None:
         return (f"at byte {at}: bfloat16 (type flag {BFLOAT16}) is not supported: NumPy has "
                 "no bfloat16; cast to float32 in MXNet before saving")

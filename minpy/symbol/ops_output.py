@@ -86,6 +86,29 @@ def _sm_fwd(rc, attrs, ins, outs):
         _softmax_nd(rc.xp, x, outs[0], 1, True)
 
 
+def _check_labels(xp, attrs, lab, label_shape, nclass):
+    """Raise ValueError unless every label in ``lab`` (a view of the label array of
+    ``label_shape``, in its order) is an integer in [0, nclass), or ``ignore_label``
+    under use_ignore. MXNet casts labels to int unchecked: 7 or -1 with 4 classes
+    would give softmax itself as the gradient, 1.5 would train class 1."""
+    ok = (lab == xp.floor(lab)) & (lab >= 0) & (lab < nclass)      # NaN fails each test
+    ignore = attrs["ignore_label"] if attrs["use_ignore"] else None
+    if ignore is not None:
+        ok |= lab == ignore
+    if bool(ok.all()):
+        return
+    first = int(xp.argmin(ok.reshape(-1)))                         # the first False
+    value = float(lab.reshape(-1)[first])
+    where = tuple(int(i) for i in numpy.unravel_index(first, tuple(label_shape)))
+    shown = f"{value:g}" if value == value else "nan"
+    allowed = f"an integer class index in [0, {nclass})"
+    if ignore is not None:
+        allowed += f" or ignore_label {ignore:g}"
+    raise ValueError(f"SoftmaxOutput: label {shown} at position {where} of the label "
+                     f"array {tuple(label_shape)} is not {allowed} ({nclass} classes); "
+                     f"{int((~ok).sum())} label(s) are out of range or not integers")
+
+
 def _sm_bwd_fwd(rc, attrs, ins, outs):
     xp, p, label = rc.xp, ins[0], ins[1]
     dx, dl = outs
@@ -104,7 +127,8 @@ def _sm_bwd_fwd(rc, attrs, ins, outs):
         pm = p.reshape(rows, -1)
         lab = label.reshape(-1)[:rows]      # MXNet reads the first ``rows`` labels
     nclass = pm.shape[-1]
-    cls = lab.astype(numpy.int64)           # MXNet's static_cast<int>: toward zero
+    _check_labels(xp, attrs, lab, label.shape, nclass)
+    cls = lab.astype(numpy.int64)
     hit = xp.arange(nclass) == cls[..., None]
     alpha = 0.0 if multi else attrs["smooth_alpha"]
     if alpha:

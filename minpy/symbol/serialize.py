@@ -17,17 +17,23 @@ reads both, MXNet's of any 1.x version (the legacy pre-NNVM files upgraded as
 ``mx.sym.load`` upgrades them).  An MXNet parameter an operator does not
 know is an error, never silently dropped (unless the op lists it in
 ``ignored_params``: cuDNN and workspace hints).  Malformed input raises
-``ValueError`` naming the node and what is wrong.
+:class:`SymbolFileError` (a ``ValueError``) naming the node and what is wrong,
+or the byte offset of bytes that are not UTF-8 text and the character where
+the JSON nests too deeply to parse (and the file, from :func:`load_file`).
 """
 import json
+import os
+import re
 
 from . import mxnet_json
 from .graph import Node, topo_sort
 from .registry import OPS
 
-__all__ = ["to_json", "from_json", "VERSION"]
+__all__ = ["to_json", "from_json", "load_file", "SymbolFileError", "VERSION"]
 
 VERSION = 1
+MAX_NESTING = 100       # named when json.loads runs out of stack; symbol files nest 5 levels
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')     # strings skipped whole
 
 
 def _jsonable(v):
@@ -64,8 +70,12 @@ def to_json(outputs, fmt="auto"):
     return json.dumps({"minpy_symbol": VERSION, "nodes": out, "heads": heads}, indent=1)
 
 
+class SymbolFileError(ValueError):
+    """Text or bytes that are not a valid symbol file; the message says where and why."""
+
+
 def _bad(msg):
-    return ValueError(f"invalid symbol JSON: {msg}")
+    return SymbolFileError(f"invalid symbol JSON: {msg}")
 
 
 def _entry(v, limit, where, nodes):
@@ -81,14 +91,77 @@ def _entry(v, limit, where, nodes):
     return (nodes[nid], idx)
 
 
-def from_json(text):
-    """The outputs ``[(node, index)]`` of the graph described by JSON ``text`` (this
-    module's format, or MXNet's of any 1.x version, legacy pre-NNVM files upgraded as
-    ``mx.sym.load`` does); ``minpy.symbol.load_json`` makes the Symbol."""
+def _decode(data):
+    """``data`` (bytes) as text, in the UTF-8/16/32 encoding ``json.loads`` detects;
+    SymbolFileError naming the byte offset of an undecodable byte."""
+    encoding = json.detect_encoding(data)
     try:
-        doc = json.loads(text)
-    except (TypeError, json.JSONDecodeError) as e:
+        return data.decode(encoding, "strict")
+    except UnicodeDecodeError as e:
+        raise _bad(f"at byte {e.start}: not {encoding.upper()} text ({e.reason}: "
+                   f"{bytes(data[e.start:e.start + 4])!r})") from None
+
+
+def _nesting_at(text, limit):
+    """The character offset where ``text``'s JSON nests more than ``limit`` levels
+    of arrays/objects (brackets inside strings do not count), or None."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > limit:
+                return m.start()
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _parse_json(text):
+    """json.loads of ``text`` (str or bytes) with every failure as SymbolFileError."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = _decode(bytes(text))
+    if not isinstance(text, str):
+        raise _bad(f"expected str or bytes, got {type(text).__name__}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
         raise _bad(f"not JSON ({e})") from None
+    except RecursionError:
+        at = _nesting_at(text, MAX_NESTING)
+        if at is None:
+            raise _bad("arrays/objects nested too deeply for Python's stack") from None
+        raise _bad(f"at character {at}: arrays/objects nested more than {MAX_NESTING} "
+                   "levels deep (a symbol file nests 5)") from None
+
+
+def from_json(text, source=None):
+    """The outputs ``[(node, index)]`` of the graph described by JSON ``text`` (str,
+    or bytes in UTF-8/16/32; this module's format, or MXNet's of any 1.x version,
+    legacy pre-NNVM files upgraded as ``mx.sym.load`` does);
+    ``minpy.symbol.load_json`` makes the Symbol.
+
+    Raises:
+        SymbolFileError (a ValueError) saying where and what is wrong, after
+        ``source`` (the file's name) when given.
+    """
+    try:
+        return _from_doc(_parse_json(text))
+    except SymbolFileError as e:
+        if source is None:
+            raise
+        raise SymbolFileError(f"{os.fspath(source)}: {e}") from None
+
+
+def load_file(fname):
+    """The outputs of the graph in the JSON file ``fname`` (see :func:`from_json`);
+    errors name the file."""
+    with open(fname, "rb") as f:
+        data = f.read()
+    return from_json(data, source=fname)
+
+
+def _from_doc(doc):
     if not isinstance(doc, dict):
         raise _bad(f"top level must be an object, got {type(doc).__name__}")
     mxnet = "minpy_symbol" not in doc

@@ -27,6 +27,7 @@ import sys
 
 import numpy
 
+from ..core import tree
 from ..core.array import Array, new
 from ..core.execute import run_untraced
 from ..dispatch import state
@@ -112,9 +113,12 @@ def current_tracer():
 class Tracer:
     """Records the steps of one traced call (see module doc)."""
 
-    def __init__(self, fun_name, fallback=False):
+    def __init__(self, fun_name, fallback=False, external=None):
         self.fun_name = fun_name
         self.fallback = fallback
+        # {id(backend array): Array} read from outside (closures, globals): captured
+        # by reference even when read-only or a bare NumPy array
+        self.external = external or {}
         self.untraceable = None         # the message of the first value read (fallback)
         self.slots = []
         self.slot_of = {}               # id(backend array) -> slot index
@@ -142,10 +146,16 @@ class Tracer:
         k = self.slot_of.get(id(d))
         if k is not None:
             return k
-        # a read-only array (a cached seed gradient, a broadcast constant) is a constant
+        # a read-only array (a cached seed gradient, a broadcast constant) is a constant,
+        # unless read from outside: a read-only view may see its base written
         flags = getattr(d, "flags", None)
-        dynamic = flags is None or bool(flags.writeable)
+        dynamic = flags is None or bool(flags.writeable) or id(d) in self.external
         return self._new_slot("capture", d, dynamic, array=arr).index
+
+    def _external_of(self, obj):
+        """The Array standing for bare NumPy array ``obj`` read from outside, or None."""
+        a = self.external.get(id(obj))
+        return a if a is not None and a._data is obj else None
 
     def is_dynamic(self, arr):
         """True when Array ``arr`` holds a value of this trace that depends on its inputs."""
@@ -164,6 +174,11 @@ class Tracer:
                "cannot be traced. Use minpy.where / array arithmetic instead, pass the value "
                "as a static argument (static_argnums), or use jit(..., fallback=True) to run "
                "such a function eagerly")
+        self.refuse(msg)
+
+    def refuse(self, msg):
+        """Raise :class:`JitTraceError` with ``msg``; with ``fallback``, mark the trace
+        unusable instead (the function then runs eagerly)."""
         if not self.fallback:
             raise JitTraceError(msg)
         if self.untraceable is None:
@@ -172,17 +187,21 @@ class Tracer:
     # ------------------------------------------------------------ templates
     def _template(self, obj, reads):
         t = type(obj)
+        if t is numpy.ndarray:
+            a = self._external_of(obj)
+            if a is not None:
+                obj, t = a, Array
         if t is Array:
             k = self.slot_for(obj)
             reads.append(k)
             return Ref(k)
-        if t is list or t is tuple:
-            if any(type(e) in (Array, list, tuple, dict) for e in obj):
-                return t(self._template(e, reads) for e in obj)
+        if obj is None or not tree.is_node(obj):
             return obj
-        if t is dict:
-            return {k: self._template(v, reads) for k, v in obj.items()}
-        return obj
+        leaves, td = tree.flatten(obj)
+        if not any(type(v) is Array or (type(v) is numpy.ndarray and
+                                        self._external_of(v) is not None) for v in leaves):
+            return obj
+        return tree.unflatten(td, [self._template(v, reads) for v in leaves])
 
     # ------------------------------------------------------------ recording
     def call(self, prim, args, kwargs):
@@ -209,11 +228,15 @@ class Tracer:
         if prim.mutates is not None:
             target = args[prim.mutates] if len(args) > prim.mutates else next(
                 (kwargs[k] for k in ("dst", "a", "arr", "x") if kwargs and k in kwargs), None)
+            if type(target) is numpy.ndarray:
+                target = self._external_of(target)
             if type(target) is Array:
                 writes.append(self.slot_for(target))
         out = kwargs.get("out") if kwargs else None
         if out is not None:
             for o in (out if isinstance(out, tuple) else (out,)):
+                if type(o) is numpy.ndarray:
+                    o = self._external_of(o)
                 if type(o) is Array:
                     writes.append(self.slot_for(o))
         for w in writes:
@@ -259,8 +282,7 @@ class Tracer:
         one opaque step that calls ``fn`` again at each replay."""
         mark = len(self.steps)
         res = fn(*args, **(kwargs or {}))
-        outs = []
-        _arrays_in(res, outs)
+        outs = _arrays_in(res)
         if all(id(o._data) in self.slot_of for o in outs):
             return res
         side = any(st.side_effect or st.writes for st in self.steps[mark:])
@@ -271,9 +293,7 @@ class Tracer:
         def replay(*raws):
             vals = [rewrap(r) for r in raws]
             r = fn(*vals[:n], **dict(zip(kw, vals[n:])))
-            got = []
-            _arrays_in(r, got)
-            return tuple(a._data for a in got)
+            return tuple(a._data for a in _arrays_in(r))
         self.opaque(name, replay, list(args) + list(kw.values()), outs, side_effect=side)
         return res
 
@@ -288,6 +308,8 @@ class Tracer:
         """
         reads, targs = [], []
         for x in inputs:
+            if type(x) is numpy.ndarray and self._external_of(x) is not None:
+                x = self._external_of(x)
             if type(x) in (Array, list, tuple, dict):
                 targs.append(self._template(x, reads))
             elif id(x) in self.slot_of:
@@ -312,28 +334,20 @@ class Tracer:
         self.steps.append(step)
 
 
-def _arrays_in(obj, out):
-    t = type(obj)
-    if t is Array:
-        out.append(obj)
-    elif isinstance(obj, (tuple, list)):
-        for e in obj:
-            _arrays_in(e, out)
-    elif t is dict:
-        for e in obj.values():
-            _arrays_in(e, out)
+def _arrays_in(obj):
+    """The Arrays among the leaves of ``obj``."""
+    return [v for v in tree.leaves(obj) if type(v) is Array]
+
+
+def _rewrap_leaf(v):
+    if type(v) is numpy.ndarray or (state.process.gpu is not None and state.process.gpu.owns(v)):
+        return new(v)
+    return v
 
 
 def rewrap(obj):
     """Backend arrays inside ``obj`` (as a replay passes slots) as Arrays again."""
-    t = type(obj)
-    if t is numpy.ndarray or (state.process.gpu is not None and state.process.gpu.owns(obj)):
-        return new(obj)
-    if t is list or t is tuple:
-        return t(rewrap(e) for e in obj)
-    if t is dict:
-        return {k: rewrap(v) for k, v in obj.items()}
-    return obj
+    return tree.map_tree(_rewrap_leaf, obj)
 
 
 def _may_share(a, b):

@@ -1,0 +1,77 @@
+"""A job for tests/test_no_silent_jobs.py, run by ``python -m minpy.launch``. Every rank
+first prints ``shm RANK PATHS`` (the MPICH shared-memory files it maps); then argv[1]:
+
+exit0       the last rank calls os._exit(0) mid-job; the others wait for it
+finalized   every rank finalizes MPI, then the last calls os._exit(0)
+raise       the last rank raises; the others wait for it
+kill        the last rank SIGKILLs itself at once; the others wait for it
+foreign     rank 0 makes an MPICH-like file in /dev/shm that no process maps (as another
+            job's leftover would be), prints 'foreign PATH', then every rank ends normally
+sleep       rank 0 prints 'ready' and every pid, then every rank sleeps
+ok          every rank prints 'done' and ends normally
+
+The waits give up after WAIT seconds and print NOT ENDED.
+"""
+import os
+import signal
+import sys
+import time
+
+from mpi4py import MPI
+
+WAIT = 30
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+mode = sys.argv[1]
+with open("/proc/self/maps") as f:
+    paths = sorted({line.split()[-1] for line in f if "/dev/shm/mpich_shm_" in line})
+sys.stdout.write(f"shm {rank} {' '.join(paths)}\n")       # one write: lines stay whole
+pids = comm.gather(os.getpid(), root=0)
+last = size - 1
+
+
+def wait_for(source):
+    """Wait (without spinning) for a message from ``source`` that never comes."""
+    end = time.monotonic() + WAIT
+    while time.monotonic() < end:
+        if comm.Iprobe(source=source):
+            break
+        time.sleep(0.05)
+    print(f"rank {rank}: NOT ENDED after {WAIT} s", flush=True)
+
+
+if mode == "exit0":
+    if rank == last:
+        os._exit(0)
+    wait_for(last)
+elif mode == "finalized":
+    MPI.Finalize()
+    if rank == last:
+        os._exit(0)
+    print(f"rank {rank}: done", flush=True)
+elif mode == "kill":
+    if rank == last:
+        os.kill(os.getpid(), signal.SIGKILL)
+    wait_for(last)
+elif mode == "foreign":
+    if rank == 0:
+        path = f"/dev/shm/mpich_shm_minpytest{os.getpid()}_0"
+        with open(path, "wb") as f:
+            f.write(b"\0" * 64)
+        sys.stdout.write(f"foreign {path}\n")
+    comm.Barrier()
+elif mode == "raise":
+    if rank == last:
+        raise RuntimeError(f"abnormal_job: rank {rank} failed on purpose")
+    wait_for(last)
+elif mode == "sleep":
+    if rank == 0:
+        print("ready " + " ".join(map(str, pids)), flush=True)
+    end = time.monotonic() + WAIT
+    while time.monotonic() < end:
+        time.sleep(0.1)
+    print(f"rank {rank}: NOT ENDED after {WAIT} s", flush=True)
+elif mode == "ok":
+    print(f"rank {rank}: done", flush=True)
+else:
+    sys.exit(f"abnormal_job: unknown mode {mode!r}")
