@@ -405,19 +405,10 @@ def arrays_in(args, kwargs):
 STALE_ROOTS = {}
 
 
-def buffer_root(d):
-    """The buffer owning the memory of backend array ``d`` (itself when it owns it)."""
-    b = getattr(d, "base", None)
-    while b is not None and hasattr(b, "base") and hasattr(b, "shape"):
-        d = b
-        b = getattr(d, "base", None)
-    return d
-
-
 def check_fresh(a):
     """Refuse reading Array ``a`` when its buffer was superseded by a write under a tape
     (see :data:`STALE_ROOTS`)."""
-    hit = STALE_ROOTS.get(id(buffer_root(a._data)))
+    hit = STALE_ROOTS.get(id(engine.root_of(a._data)))
     if hit is None:
         return
     if hit[0] is not a._data:

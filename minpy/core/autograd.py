@@ -281,8 +281,8 @@ def _as_array(x, who):
     and autograd): a gradient needs a real or complex input; Python ints count as
     floats (their value is exact)."""
     if type(x) is Array or isinstance(x, numpy.ndarray):
-        kind = x.dtype.kind
-        if kind not in "fc":
+        kind = (x._data if type(x) is Array else x).dtype.kind
+        if kind != "f" and kind != "c":
             raise TypeError(f"{who}: cannot differentiate with respect to an array of dtype "
                             f"{x.dtype}; gradients need float or complex inputs (pass "
                             "x.astype(float))")

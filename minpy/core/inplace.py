@@ -13,7 +13,8 @@ write with nothing traced runs as is, after a check that no tape saved the
 buffer it writes.
 """
 from . import tape as _tape
-from .array import STALE_ROOTS, buffer_root, new
+from .. import engine
+from .array import STALE_ROOTS, new
 from .execute import run
 from .primitive import PRIMITIVES
 from .ops import ASTYPE, BROADCAST_TO, COPY, INDEX_UPDATE, WHERE, apply
@@ -88,7 +89,7 @@ def _rebind(target, result, tape, writer):
     """Make ``target`` hold ``result`` (a value of its own, never a view of another
     array), marking ``target``'s old buffer superseded on ``tape``."""
     _detach_saved(target)
-    root = buffer_root(target._data)
+    root = engine.root_of(target._data)
     if getattr(result._data, "base", None) is not None or result._data is root:
         result = apply(COPY, result)
     STALE_ROOTS[id(root)] = (root, tape, writer)

@@ -82,9 +82,10 @@ class Node:
     keyword name.
     """
 
-    __slots__ = ("tape", "prim", "args", "kwargs", "value", "parents", "nout", "outdef")
+    __slots__ = ("tape", "prim", "args", "kwargs", "value", "parents", "nout")
+    outdef = None       # the outputs' tree structure when they nest (:class:`NestedNode`)
 
-    def __init__(self, tape, prim, args, kwargs, value, parents, nout, outdef=None):
+    def __init__(self, tape, prim, args, kwargs, value, parents, nout):
         self.tape = tape
         self.prim = prim
         self.args = args
@@ -92,7 +93,17 @@ class Node:
         self.value = value
         self.parents = parents
         self.nout = nout
-        self.outdef = outdef    # the outputs' tree structure when they nest (else None)
+
+
+class NestedNode(Node):
+    """A :class:`Node` whose outputs nest (``histogramdd``'s (counts, [edges])): its
+    outputs are the Arrays among the leaves of ``value``, numbered in leaf order."""
+
+    __slots__ = ("outdef",)
+
+    def __init__(self, tape, prim, args, kwargs, value, parents, nout, outdef):
+        super().__init__(tape, prim, args, kwargs, value, parents, nout)
+        self.outdef = outdef
 
 
 class OutRef:
@@ -479,7 +490,7 @@ def _finish_nested(prim, tape, inner_args, inner_kwargs, parents, value):
     """:func:`_finish` for outputs that nest (``histogramdd``'s (counts, [edges])): each
     Array among the leaves is an output of the node, numbered in leaf order."""
     flat, outdef = tree.flatten(value)
-    node = Node(tape, prim, inner_args, inner_kwargs, value, parents, len(flat), outdef)
+    node = NestedNode(tape, prim, inner_args, inner_kwargs, value, parents, len(flat), outdef)
     tape.nodes.append(node)
     return tree.unflatten(outdef, [box(v, tape, OutRef(node, k)) if type(v) is Array else v
                                    for k, v in enumerate(flat)])

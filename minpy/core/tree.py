@@ -31,11 +31,12 @@ class TreeDef:
 
     __slots__ = ("kind", "aux", "children", "num_leaves", "_hash")
 
-    def __init__(self, kind, aux, children):
+    def __init__(self, kind, aux, children, num_leaves=None):
         self.kind = kind
         self.aux = aux
         self.children = children
-        self.num_leaves = sum(1 if c is None else c.num_leaves for c in children)
+        self.num_leaves = num_leaves if num_leaves is not None else \
+            sum(1 if c is None else c.num_leaves for c in children)
         self._hash = None
 
     def __eq__(self, other):
@@ -160,6 +161,15 @@ def flatten(x, is_leaf=None):
         ``(leaves, treedef)``; ``treedef`` is ``None`` when ``x`` itself is a
         leaf. See also jax.tree_util.tree_flatten.
     """
+    t = type(x)
+    if (t is list or t is tuple) and is_leaf is None:
+        # the common argument, a flat list of arrays: no walk
+        for e in x:
+            if type(e) not in _LEAF_TYPES:
+                break
+        else:
+            n = len(x)
+            return list(x), TreeDef(t, None, (None,) * n, n)
     out = []
     return out, _flatten(x, out, is_leaf)
 

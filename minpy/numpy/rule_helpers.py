@@ -151,21 +151,25 @@ def float_operand(x, like):
 
 def has_nan(v):
     """True when Array ``v`` holds a NaN (a branch decision of a rule, never recorded):
-    on the host one ``min`` pass for real floats (it propagates NaN and allocates no
-    mask); none for integers and bools; on a device through minpy."""
+    on the host one ``minimum.reduce`` pass for real floats (it propagates NaN and
+    allocates no mask); none for integers and bools; on a device through minpy."""
     if type(v) is Array:
         wait(v)
         d = v._data
     else:
         d = v
+    if type(d) is numpy.ndarray:
+        kind = d.dtype.kind
+        if kind == "f":
+            return d.size > 0 and math.isnan(_min_reduce(d, axis=None))
+        return kind == "c" and bool(numpy.isnan(d).any())
     kind = getattr(getattr(d, "dtype", None), "kind", None)
     if kind != "f" and kind != "c":
         return isinstance(d, float) and math.isnan(d)
-    if d.size == 0:
-        return False
-    if type(d) is numpy.ndarray:
-        return bool(numpy.isnan(d.min())) if kind == "f" else bool(numpy.isnan(d).any())
-    return bool(mnp.any(mnp.isnan(v)))
+    return d.size > 0 and bool(mnp.any(mnp.isnan(v)))
+
+
+_min_reduce = numpy.minimum.reduce
 
 
 def float_operands(like, args):

@@ -92,9 +92,22 @@ def _maker(d, i, with_kw, cast=True):
         if kw:
             return general(ans, *args, **kw)
         target = args[i]
-        vjp = d(ans, *float_operands(ans, args)) if cast else d(ans, *args)
+        if cast:        # float_operands' test inline: this runs for every traced ufunc
+            for a in args:
+                ta = type(a)
+                if ta is Array:
+                    if a._data.dtype.kind in _NEEDS_FLOAT:
+                        args = float_operands(ans, args)
+                        break
+                elif ta is not float and ta is not int and a is not None:
+                    args = float_operands(ans, args)
+                    break
+        vjp = d(ans, *args)
         return lambda g: unbroadcast(vjp(g), target)
     return maker
+
+
+_NEEDS_FLOAT = frozenset("biu")
 
 
 def _rules(uf, *derivs, with_kw=False, cast=True):
