@@ -4,7 +4,7 @@ differences, leaf by leaf, in the argument's own structure."""
 import collections
 
 import numpy
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import minpy
 from minpy.core import tree
@@ -116,6 +116,9 @@ def _fd(steps, x, eps=1e-6):
 
 @settings(max_examples=40)
 @given(programs())
+# a list holding one list of one array: found locally (a "flat list" shortcut that
+# took the one child for a leaf)
+@example(([[minpy.array([0.5, -1.0, 2.0])]], 1, [("add", 0, 0)]))
 def test_grad_of_programs_over_containers_matches_finite_differences(prog):
     x, n_leaves, steps = prog
     g = minpy.grad(lambda x: _run(steps, x))(x)

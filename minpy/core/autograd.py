@@ -517,7 +517,11 @@ def _host_one(shape, dtype):
 
 def _restructure(td, it):
     """The tree of structure ``td`` holding the next leaves of iterator ``it``."""
-    n = 1 if td is None else td.num_leaves
+    if td is None:
+        return next(it)
+    n = td.num_leaves
+    if td.flat and td.kind is list:       # a flat list: no walk
+        return [next(it) for _ in range(n)]
     return tree.unflatten(td, [next(it) for _ in range(n)])
 
 

@@ -29,14 +29,19 @@ class TreeDef:
     entry per child: a ``TreeDef`` or ``None`` for a leaf.
     """
 
-    __slots__ = ("kind", "aux", "children", "num_leaves", "_hash")
+    __slots__ = ("kind", "aux", "children", "num_leaves", "flat", "_hash")
 
     def __init__(self, kind, aux, children, num_leaves=None):
         self.kind = kind
         self.aux = aux
         self.children = children
-        self.num_leaves = num_leaves if num_leaves is not None else \
-            sum(1 if c is None else c.num_leaves for c in children)
+        if num_leaves is None:
+            self.flat = all(c is None for c in children)
+            num_leaves = len(children) if self.flat else \
+                sum(1 if c is None else c.num_leaves for c in children)
+        else:
+            self.flat = num_leaves == len(children)
+        self.num_leaves = num_leaves      # flat: every child is a leaf
         self._hash = None
 
     def __eq__(self, other):

@@ -137,12 +137,16 @@ def set_fallback_warning(enabled):
 
 def _tapes_changed(stack, change):
     f = per_thread.flags
-    f.depth = len(stack)
-    f.first_tape = stack[0] if stack else None
+    depth = f.depth = len(stack)
+    first = f.first_tape = stack[0] if stack else None
     with _lock:
         process.tapes += change
         process.fast = process.eager and process.tapes == 0
-    _derive_thread(f)
+    # _derive_thread(f) inline: this runs twice per grad call
+    if not process.eager or depth > 1:
+        f.one_tape = None
+    else:
+        f.one_tape = first if depth == 1 else NO_TAPE
 
 
 def enter_tape(stack):
