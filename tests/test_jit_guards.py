@@ -9,6 +9,7 @@ import pytest
 
 import minpy
 import minpy as np
+from minpy.core.array import new
 
 # module-level state read by jitted functions below (rebound by the tests)
 _LR = 0.1
@@ -406,3 +407,44 @@ def test_class_level_defaults_read_through_an_instance_are_guarded():
     _close(f(np.ones(2), opt), numpy.full(2, 0.6))
     opt.factor = 2.0                          # read by the property
     _close(f(np.ones(2), opt), numpy.full(2, 1.2))
+
+
+def test_namedtuple_argument_of_a_custom_op_is_not_frozen_into_the_trace():
+    NT = collections.namedtuple("NT", "a k")
+
+    @minpy.customop
+    def host_double(t):
+        return new(t.a._data * 2 * t.k)        # on the buffer, outside minpy's primitives
+
+    h = minpy.jit(lambda t: host_double(t))
+    a, b = minpy.full((2,), 3.0), minpy.full((2,), 4.0)
+    numpy.testing.assert_array_equal(h(NT(a, 1)).asnumpy(), [6.0, 6.0])
+    numpy.testing.assert_array_equal(h(NT(b, 1)).asnumpy(), [8.0, 8.0])
+
+
+class _ByName:
+    """Equal (and hashing alike) by name only: the value it carries differs."""
+
+    def __init__(self, name, scale):
+        self.name, self.scale = name, scale
+
+    def __eq__(self, other):
+        return isinstance(other, _ByName) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+def test_equal_argument_objects_carrying_other_values_are_not_confused():
+    f = minpy.jit(lambda x, cfg: x * cfg.scale)
+    x = minpy.ones(2)
+    numpy.testing.assert_array_equal(f(x, _ByName("a", 2.0)).asnumpy(), [2.0, 2.0])
+    numpy.testing.assert_array_equal(f(x, _ByName("a", 5.0)).asnumpy(), [5.0, 5.0])
+
+
+def test_a_nan_static_value_replays_instead_of_tracing_each_call():
+    f = minpy.jit(lambda x, c: x + c)
+    x = minpy.ones(2)
+    for _ in range(3):
+        f(x, float("nan"))
+    assert f.cache_info()["misses"] == 1

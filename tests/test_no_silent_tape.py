@@ -219,3 +219,30 @@ def test_reading_a_stale_view_on_the_host_is_refused_too():
 def test_reshape_without_a_shape_is_numpys_error():
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'shape'"):
         minpy.reshape(minpy.ones(3))
+
+
+def test_unique_values_nans_each_get_their_own_output_gradient():
+    # unique_values keeps every NaN (equal_nan=False): each NaN input is one output,
+    # matched in order (all NaNs matched to the first NaN output lost a weight)
+    w = minpy.array([1.0, 10.0, 100.0])
+    g = minpy.grad(lambda x: minpy.sum(minpy.unique_values(x) * w))(
+        minpy.array([float("nan"), float("nan"), 1.0]))
+    numpy.testing.assert_allclose(g.asnumpy(), [10.0, 100.0, 1.0])
+
+
+def test_copyto_with_a_positional_where_under_a_tape():
+    def f(x):
+        y = minpy.array([1.0, 2.0, 3.0])
+        minpy.copyto(y, x, "same_kind", minpy.array([False, True, False]))
+        return minpy.sum(y * minpy.array([1.0, 2.0, 3.0]))
+    x = minpy.array([5.0, 6.0, 7.0])
+    g, loss = minpy.grad_and_loss(f)(x)
+    assert float(loss) == float(f(x)) == 1.0 + 12.0 + 9.0
+    numpy.testing.assert_allclose(g.asnumpy(), [0.0, 2.0, 0.0])
+
+
+def test_make_vjp_of_an_output_with_a_none_part():
+    vjp, ans = minpy.make_vjp(lambda x: (2.0 * x, None))(minpy.array([1.0, 2.0]))
+    assert ans[1] is None
+    g = vjp((minpy.array([1.0, 1.0]), None))
+    numpy.testing.assert_allclose(g.asnumpy(), [2.0, 2.0])

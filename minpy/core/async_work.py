@@ -56,21 +56,9 @@ wait_array = wait
 def wait_inputs(args, kwargs):
     """Wait for pending work on the storage of every Array among ``args`` and
     ``kwargs`` (in nested containers too); re-raise the error of a failed one."""
+    vals = (*args, *kwargs.values()) if kwargs else args
     flat = _FLAT
-    for a in args:
-        if type(a) not in flat:
-            break
-    else:
-        if not kwargs or all(type(a) in flat for a in kwargs.values()):
-            for a in args:
-                if type(a) is Array:
-                    wait(a)
-            if kwargs:
-                for a in kwargs.values():
-                    if type(a) is Array:
-                        wait(a)
-            return
-    for a in tree.leaves((args, kwargs) if kwargs else args):
+    for a in vals if all(type(a) in flat for a in vals) else tree.leaves(vals):
         if type(a) is Array:
             wait(a)
 

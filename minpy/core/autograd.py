@@ -346,8 +346,8 @@ def _check_output(out, fun, allow_complex=False):
 
 
 def _check_output_dtype(out, fun, allow_complex=False):
-    """Refuse a bool/integer-array or complex output: its gradient is not the real
-    derivative of a real loss (autograd raises TypeError for both)."""
+    """Refuse a bool or complex output: its gradient is not the real derivative of a
+    real loss (autograd raises TypeError for both)."""
     kind = out.dtype.kind if hasattr(out, "dtype") else (
         "b" if isinstance(out, bool) else "c" if isinstance(out, complex) else "f")
     if kind == "b":
@@ -419,16 +419,16 @@ def _trace(fun, argnum, args, kwargs, who="minpy.grad"):
     return tape, leaves, structs, out
 
 
-def _grads_of(found, leaves, boxed, argnum):
+def _grads_of(found, leaves, structs, argnum):
     """The leaves' gradients in the arguments' structure (one, or a tuple for a tuple)."""
     it = iter([_finish_grad(found.get(node), scalar, like) for node, scalar, like in leaves])
     if type(argnum) is int:
-        return _restructure(boxed[argnum], it)
-    return tuple(_restructure(boxed[a], it) for a in argnum)
+        return _restructure(structs[argnum], it)
+    return tuple(_restructure(structs[a], it) for a in argnum)
 
 
 def _forward_backward(fun, argnum, args, kwargs, allow_complex=False):
-    tape, leaves, boxed, out = _trace(fun, argnum, args, kwargs)
+    tape, leaves, structs, out = _trace(fun, argnum, args, kwargs)
     loss = _unboxed(out, tape)
     ref = out._node if type(out) is Array else None
     if ref is None or ref.tape is not tape:
@@ -448,7 +448,7 @@ def _forward_backward(fun, argnum, args, kwargs, allow_complex=False):
         found = backward(tape, ref, _host_one(d.shape, d.dtype) if type(d) is numpy.ndarray
                          else apply(ONES_LIKE, loss))
     tape.nodes = None       # free the saved values now
-    return _grads_of(found, leaves, boxed, argnum), loss
+    return _grads_of(found, leaves, structs, argnum), loss
 
 
 def _forward_backward_one(fun, argnum, args, kwargs):
@@ -604,7 +604,7 @@ def jacobian(fun, argnum=0):
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        tape, leaves, boxed, out = _trace(fun, argnum, args, kwargs, "minpy.jacobian")
+        tape, leaves, structs, out = _trace(fun, argnum, args, kwargs, "minpy.jacobian")
         try:
             value = _unboxed(out, tape)
             if not (type(value) is Array or
@@ -637,8 +637,8 @@ def jacobian(fun, argnum=0):
                 jacs.append(apply(RESHAPE, apply(STACK, r), shape))
         it = iter(jacs)
         if type(argnum) is int:
-            return _restructure(boxed[argnum], it)
-        return tuple(_restructure(boxed[a], it) for a in argnum)
+            return _restructure(structs[argnum], it)
+        return tuple(_restructure(structs[a], it) for a in argnum)
     return wrapped
 
 
@@ -692,10 +692,10 @@ def _leaves_like(b, td):
     any sequence by position)."""
     if td is None:
         return [b]
+    if td.kind is type(None):           # an absent part: no leaves
+        return []
     out = []
-    keys = td.aux if isinstance(td.aux, tuple) and issubclass(td.kind, dict) else None
-    if td.kind is collections.defaultdict:
-        keys = td.aux[1]
+    keys = tree.dict_keys(td)
     items = [b[k] for k in keys] if keys is not None else list(b)
     for item, sub in zip(items, td.children):
         out.extend(_leaves_like(item, sub))

@@ -7,7 +7,6 @@ the structure for the user's rule and flatten its gradient. A forward may
 return NumPy arrays or scalars (as autograd's ``primitive`` and MinPy's
 ``customop('numpy')``); they become Arrays.
 """
-import collections
 import functools
 import numbers
 
@@ -100,8 +99,8 @@ def _grad_leaves(g, spec, out, where, who):
         return
     if spec.kind is type(None):
         return
-    if issubclass(spec.kind, dict):
-        keys = spec.aux[1] if spec.kind is collections.defaultdict else spec.aux
+    keys = tree.dict_keys(spec)
+    if keys is not None:
         if not isinstance(g, dict) or set(g) != set(keys):
             raise TypeError(f"{who}{where}: expected a dict with keys {list(keys)} (the "
                             f"argument's structure), got {_describe(g)}")

@@ -80,9 +80,9 @@ def _seeds(g, ans, refs, values, who):
     return out_refs, seeds
 
 
-def _vjp_pass(tape, leaves, boxed, argnum, out_refs, seeds):
+def _vjp_pass(tape, leaves, structs, argnum, out_refs, seeds):
     found = backward(tape, out_refs, seeds) if out_refs else {}
-    return _grads_of(found, leaves, boxed, argnum)
+    return _grads_of(found, leaves, structs, argnum)
 
 
 # ---------------------------------------------------------------- public API
@@ -107,7 +107,7 @@ def make_vjp(fun, argnum=0):
 
     @functools.wraps(fun)
     def vjp_maker(*args, **kwargs):
-        tape, leaves, boxed, out = _trace(fun, argnum, args, kwargs, "minpy.make_vjp")
+        tape, leaves, structs, out = _trace(fun, argnum, args, kwargs, "minpy.make_vjp")
         refs, values = [], []
         try:
             ans = _out_tree(out, tape, refs, values, who)
@@ -117,7 +117,7 @@ def make_vjp(fun, argnum=0):
 
         def vjp(g):
             out_refs, seeds = _seeds(g, ans, refs, values, who)
-            return _vjp_pass(tape, leaves, boxed, argnum, out_refs, seeds)
+            return _vjp_pass(tape, leaves, structs, argnum, out_refs, seeds)
         return vjp, ans
     return vjp_maker
 
@@ -142,13 +142,13 @@ def elementwise_grad(fun, argnum=0):
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        tape, leaves, boxed, out = _trace(fun, argnum, args, kwargs, "minpy.elementwise_grad")
+        tape, leaves, structs, out = _trace(fun, argnum, args, kwargs, "minpy.elementwise_grad")
         try:
             refs, values = [], []
             _out_tree(out, tape, refs, values, who)
             out_refs = [r for r in refs if r is not None]
             seeds = [apply(ONES_LIKE, v) for r, v in zip(refs, values) if r is not None]
-            return _vjp_pass(tape, leaves, boxed, argnum, out_refs, seeds)
+            return _vjp_pass(tape, leaves, structs, argnum, out_refs, seeds)
         finally:
             tape.nodes = None
     return wrapped

@@ -126,8 +126,10 @@ def _replay(prim, args, kwargs, tape):
         return None
     if name == "copyto":
         dst, src = args[0], args[1]
-        if kwargs and (kwargs.get("where") is not None and kwargs.get("where") is not True):
-            res = apply(WHERE, kwargs["where"], src, dst)
+        # copyto(dst, src, casting, where): where may come positionally
+        where = args[3] if len(args) > 3 else (kwargs or {}).get("where")
+        if where is not None and where is not True:
+            res = apply(WHERE, where, src, dst)
         else:
             res = apply(BROADCAST_TO, src, dst.shape)
         if res.dtype != dst.dtype:

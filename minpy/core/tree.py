@@ -16,7 +16,7 @@ structures whatever their identity.
 import collections
 
 __all__ = ["TreeDef", "flatten", "unflatten", "leaves", "structure", "map_tree", "register",
-           "is_node"]
+           "is_node", "dict_keys"]
 
 _LEAF = None        # the structure of a leaf (TreeDef children entries)
 
@@ -131,6 +131,13 @@ def register(kind, children, build):
     _NODES[kind] = (children, build)
     _LEAF_TYPES.discard(kind)
     return kind
+
+
+def dict_keys(td):
+    """The keys of a dict-like structure ``td`` in order, or None for another kind."""
+    if not issubclass(td.kind, dict):
+        return None
+    return td.aux[1] if td.kind is collections.defaultdict else td.aux
 
 
 def is_node(x):

@@ -64,19 +64,11 @@ def default_cpu_workers():
     ``MXNET_CPU_WORKER_NTHREADS``: CPU ops already run BLAS and numba on every
     core, and two of them at once oversubscribe the cores -- LeNet's executor
     step ran ~1.5x slower with two workers on 2 cores)."""
-    raw = os.environ.get("MINPY_CPU_WORKERS", "").strip()
-    if not raw:
-        return 1
-    try:
-        n = int(raw)
-    except ValueError:
-        raise ValueError(f"MINPY_CPU_WORKERS must be an integer, got {raw!r}") from None
-    if n < 1:
-        raise ValueError(f"MINPY_CPU_WORKERS must be >= 1, got {n}")
-    return n
+    return _env_count("MINPY_CPU_WORKERS", 1, minimum=1, hint="")
 
 
-def _env_count(name, default):
+def _env_count(name, default, minimum=0, hint=" (0: no bound)"):
+    """The integer in env ``name`` (``default`` when unset), at least ``minimum``."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
@@ -84,8 +76,8 @@ def _env_count(name, default):
         n = int(raw)
     except ValueError:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from None
-    if n < 0:
-        raise ValueError(f"{name} must be >= 0 (0: no bound), got {n}")
+    if n < minimum:
+        raise ValueError(f"{name} must be >= {minimum}{hint}, got {n}")
     return n
 
 
@@ -283,10 +275,11 @@ class ThreadedEngine(Engine):
         for n in (num_cpu_workers, num_device_workers):
             if not isinstance(n, int) or n < 1:
                 raise ValueError(f"worker counts must be ints >= 1, got {n!r}")
-        if max_inflight is None or max_inflight_bytes is None:
-            env_ops, env_bytes = default_inflight_limits()
-            max_inflight = env_ops if max_inflight is None else max_inflight
-            max_inflight_bytes = env_bytes if max_inflight_bytes is None else max_inflight_bytes
+        if max_inflight is None:
+            max_inflight = _env_count("MINPY_ENGINE_MAX_INFLIGHT", DEFAULT_MAX_INFLIGHT)
+        if max_inflight_bytes is None:
+            max_inflight_bytes = _env_count("MINPY_ENGINE_MAX_INFLIGHT_BYTES",
+                                            DEFAULT_MAX_INFLIGHT_BYTES)
         for what, n in (("max_inflight", max_inflight),
                         ("max_inflight_bytes", max_inflight_bytes)):
             if not isinstance(n, int) or n < 0:
@@ -331,9 +324,8 @@ class ThreadedEngine(Engine):
         reentrant = self._lock._is_owned()
         n = 0
         with self._lock:
-            if (self._nops >= self._max_ops or self._nbytes + nbytes > self._max_bytes) \
-                    and self._nops and not reentrant and not self._closed \
-                    and getattr(_tls, "engine", None) is not self:
+            if self._full(nbytes) and not reentrant and not self._closed \
+                    and not self.in_op():
                 self._hold_back(nbytes)
             pool = self._pools.get("cpu" if device is None else device)
             op.queue = pool.queue if pool is not None else self._new_pool(device)
@@ -380,14 +372,18 @@ class ThreadedEngine(Engine):
         with self._lock:
             self._cancel_seq = tick()
 
+    def _full(self, nbytes):                # lock held
+        """True when one more op of ``nbytes`` would pass a bound (an op alone never does)."""
+        return self._nops and (self._nops >= self._max_ops or
+                               self._nbytes + nbytes > self._max_bytes)
+
     def _hold_back(self, nbytes):           # lock held
         self._nheld += 1
         try:
-            while self._nops and (self._nops >= self._max_ops or
-                                  self._nbytes + nbytes > self._max_bytes):
+            while self._full(nbytes):
                 self._room.wait()
         except KeyboardInterrupt:
-            self._cancel_seq = tick()
+            self.cancel_pending()
             raise
         finally:
             self._nheld -= 1
@@ -428,7 +424,7 @@ class ThreadedEngine(Engine):
                 while self._npending:
                     self._idle.wait()
             except KeyboardInterrupt:
-                self._cancel_seq = tick()
+                self.cancel_pending()
                 raise
             rec = self._take_first_error()
         if rec is not None:
@@ -454,12 +450,12 @@ class ThreadedEngine(Engine):
                 return
             self._check_not_worker("shutdown")
             if cancel:
-                self._cancel_seq = tick()
+                self.cancel_pending()
             while self._npending:
                 try:
                     self._idle.wait()
                 except KeyboardInterrupt as e:
-                    self._cancel_seq = tick()
+                    self.cancel_pending()
                     interrupt = e
             self._closed = True
             pools = self._unique_pools()

@@ -99,7 +99,7 @@ def cast_like(g, x):
 
 # ---------------------------------------------------------------- integer/bool operands
 _EXACT = (int, float, bool, complex)       # Python numbers: no overflow, no float16
-_NEEDS_FLOAT = frozenset("biu")
+NEEDS_FLOAT = frozenset("biu")
 _REAL_OF = {}
 
 
@@ -133,7 +133,7 @@ def float_operand(x, like):
     differentiates the function NumPy computed."""
     t = type(x)
     if t is Array:
-        if x._data.dtype.kind not in _NEEDS_FLOAT:
+        if x._data.dtype.kind not in NEEDS_FLOAT:
             return x
         return x.astype(float_dtype(like))
     if t in _EXACT or x is None:
@@ -143,7 +143,7 @@ def float_operand(x, like):
         if not isinstance(x, (list, tuple)):
             return x
         dt = numpy.asarray(x).dtype
-    if dt.kind not in _NEEDS_FLOAT:
+    if dt.kind not in NEEDS_FLOAT:
         return x
     return numpy.asarray(x, dtype=float_dtype(like))[()] if numpy.ndim(x) == 0 else \
         numpy.asarray(x, dtype=float_dtype(like))
@@ -174,17 +174,10 @@ _min_reduce = numpy.minimum.reduce
 
 def float_operands(like, args):
     """:func:`float_operand` of each of ``args`` (a tuple); ``args`` itself when none
-    needs it (the common case costs a type test per argument)."""
-    for a in args:
-        t = type(a)
-        if t is Array:
-            if a._data.dtype.kind in _NEEDS_FLOAT:
-                break
-        elif t not in _EXACT and a is not None and float_operand(a, like) is not a:
-            break
-    else:
-        return args
-    return tuple(float_operand(a, like) for a in args)
+    needs it (each operand converted once; the ufunc rules test the common case
+    inline before calling this)."""
+    out = tuple(float_operand(a, like) for a in args)
+    return args if all(o is a for o, a in zip(out, args)) else out
 
 
 def reshape_like(g, x):

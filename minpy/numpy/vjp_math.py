@@ -47,8 +47,8 @@ from ..core.array import Array, new, wait
 from ..core.tape import recording
 from ..dispatch.backend import backend_of
 import minpy.numpy as mnp
-from .rule_helpers import (conj_if_complex, float_operand, float_operands, has_nan, is_complex,
-                           jit_tracing, real_part, unbroadcast, vjp_via_reference)
+from .rule_helpers import (NEEDS_FLOAT, conj_if_complex, float_operand, float_operands, has_nan,
+                           is_complex, jit_tracing, real_part, unbroadcast, vjp_via_reference)
 
 __all__ = ["NONDIFF_UFUNCS", "NONDIFF_FUNCTIONS"]
 
@@ -96,7 +96,7 @@ def _maker(d, i, with_kw, cast=True):
             for a in args:
                 ta = type(a)
                 if ta is Array:
-                    if a._data.dtype.kind in _NEEDS_FLOAT:
+                    if a._data.dtype.kind in NEEDS_FLOAT:
                         args = float_operands(ans, args)
                         break
                 elif ta is not float and ta is not int and a is not None:
@@ -105,9 +105,6 @@ def _maker(d, i, with_kw, cast=True):
         vjp = d(ans, *args)
         return lambda g: unbroadcast(vjp(g), target)
     return maker
-
-
-_NEEDS_FLOAT = frozenset("biu")
 
 
 def _rules(uf, *derivs, with_kw=False, cast=True):

@@ -22,9 +22,8 @@ finite differences to second order):
   NumPy computes from the data (``bins`` an int or a rule name and no
   ``range``: ``linspace(min, max, n + 1)``) are linear in its minimum and maximum,
   and ``density=True`` divides by the bin widths and the total; traced
-  ``bins`` edges and ``range`` get their gradients too. (``histogramdd``
-  returns its edges in a list, which the tape does not trace: only its counts
-  are differentiable.)
+  ``bins`` edges and ``range`` get their gradients too (``histogramdd``'s edges,
+  a list inside its result, are outputs of their own on the tape).
 - ``fft.fftfreq``/``fft.rfftfreq``: ``k / (n d)`` is smooth in the spacing ``d``.
 """
 import numpy
@@ -67,19 +66,22 @@ def _canonical_rows(h):
 
 def _unique_inverse(x, values, axis):
     """For each element (``axis`` None) or slice of ``x``: the position of its value in
-    ``values`` (what unique returned), -1 where none matches (a NaN with
-    ``equal_nan=False``)."""
+    ``values`` (what unique returned; with ``equal_nan=False`` each NaN is an output of
+    its own, matched in order)."""
     xh, vh = numpy.asarray(host(x)), numpy.asarray(host(values))
     if axis is None:
         xr, vr = xh.reshape(-1, 1), vh.reshape(-1, 1)
     else:
         xr = numpy.moveaxis(xh, axis, 0).reshape(xh.shape[axis], -1)
         vr = numpy.moveaxis(vh, axis, 0).reshape(vh.shape[axis], -1)
-    where = {}
+    slots = {}
     for i, k in enumerate(_canonical_rows(vr)):
-        where.setdefault(k, i)
-    return numpy.array([where.get(k, -1) for k in _canonical_rows(xr)], dtype=numpy.intp), \
-        vr.shape[0]
+        slots.setdefault(k, []).append(i)
+    inv = []
+    for k in _canonical_rows(xr):
+        s = slots[k]
+        inv.append(s.pop(0) if len(s) > 1 else s[0])   # several: NaNs, one output each
+    return numpy.array(inv, dtype=numpy.intp), vr.shape[0]
 
 
 def _unique_rule(first_only):
@@ -92,25 +94,17 @@ def _unique_rule(first_only):
             axis = int(axis) % numpy.ndim(host(x))
         values = ans if first_only or type(ans) is Array else ans[0]
         inv, m = _unique_inverse(x, values, axis)
-        counts = numpy.bincount(inv[inv >= 0], minlength=m).astype(numpy.float64)
-        share = 1.0 / numpy.maximum(counts, 1.0)
-        found = inv >= 0
-        pick = numpy.where(found, inv, 0)
+        share = 1.0 / numpy.maximum(numpy.bincount(inv, minlength=m), 1.0)
 
         def vjp(g):
             if not first_only and type(g) is not Array:
                 g = g[0]
             if axis is None:
-                gx = (g * share)[pick]
-                if not found.all():
-                    gx = _mnp.where(found, gx, 0)
+                gx = (g * share)[inv]
                 return cast_like(_mnp.reshape(gx, numpy.shape(host(x))), x)
             gm = _mnp.moveaxis(g, axis, 0)
             gm = gm * share.reshape((-1,) + (1,) * (gm.ndim - 1))
-            gx = _mnp.take(gm, pick, axis=0)
-            if not found.all():
-                gx = _mnp.where(found.reshape((-1,) + (1,) * (gm.ndim - 1)), gx, 0)
-            return cast_like(_mnp.moveaxis(gx, 0, axis), x)
+            return cast_like(_mnp.moveaxis(_mnp.take(gm, inv, axis=0), 0, axis), x)
         return vjp
     return maker
 

@@ -450,6 +450,7 @@ def _push_replay(prog, inputs):
     def run():
         for r, data in zip(results, prog.run(inputs)):
             r._data = data
+            engine.bind_storage(data, r._var)   # views of the new buffer order with r
     engine.push(run, reads=reads, writes=writes, name=f"jit {prog.name}")
     return results
 
@@ -470,12 +471,21 @@ def _positions(nums, what):
 
 def _value_key(v, t):
     """The signature part of a hashable leaf: its type and value (the key holds ``v``);
-    a float or complex zero with its sign (``0.0 == -0.0``, yet ``1/x`` differs)."""
+    a float or complex zero with its sign (``0.0 == -0.0``, yet ``1/x`` differs), NaN
+    as itself (it equals nothing); any other object also by identity, as its
+    attributes the trace read are guarded on that very object (two objects equal by
+    their own ``__eq__`` may carry other values)."""
     if t is float or isinstance(v, numpy.floating):
         if v == 0:
             return t, v, math.copysign(1.0, v)
+        if v != v:
+            return t, "nan"
     elif t is complex or isinstance(v, numpy.complexfloating):
+        if v != v:
+            return t, "nan", repr(v)
         return t, v, math.copysign(1.0, v.real), math.copysign(1.0, v.imag)
+    elif t not in _PLAIN and not isinstance(v, numpy.generic):
+        return t, v, id(v)
     return t, v
 
 

@@ -310,7 +310,7 @@ class Tracer:
         for x in inputs:
             if type(x) is numpy.ndarray and self._external_of(x) is not None:
                 x = self._external_of(x)
-            if type(x) in (Array, list, tuple, dict):
+            if type(x) is Array or (x is not None and tree.is_node(x)):
                 targs.append(self._template(x, reads))
             elif id(x) in self.slot_of:
                 k = self.slot_of[id(x)]

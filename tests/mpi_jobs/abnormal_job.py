@@ -15,11 +15,12 @@ The waits give up after WAIT seconds and print NOT ENDED.
 import os
 import signal
 import sys
-import time
 
 from mpi4py import MPI
 
-WAIT = 30
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _waits import sleep_out, wait_for                   # noqa: E402
+
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 mode = sys.argv[1]
@@ -30,20 +31,10 @@ pids = comm.gather(os.getpid(), root=0)
 last = size - 1
 
 
-def wait_for(source):
-    """Wait (without spinning) for a message from ``source`` that never comes."""
-    end = time.monotonic() + WAIT
-    while time.monotonic() < end:
-        if comm.Iprobe(source=source):
-            break
-        time.sleep(0.05)
-    print(f"rank {rank}: NOT ENDED after {WAIT} s", flush=True)
-
-
 if mode == "exit0":
     if rank == last:
         os._exit(0)
-    wait_for(last)
+    wait_for(comm, last)
 elif mode == "finalized":
     MPI.Finalize()
     if rank == last:
@@ -52,7 +43,7 @@ elif mode == "finalized":
 elif mode == "kill":
     if rank == last:
         os.kill(os.getpid(), signal.SIGKILL)
-    wait_for(last)
+    wait_for(comm, last)
 elif mode == "foreign":
     if rank == 0:
         path = f"/dev/shm/mpich_shm_minpytest{os.getpid()}_0"
@@ -63,14 +54,11 @@ elif mode == "foreign":
 elif mode == "raise":
     if rank == last:
         raise RuntimeError(f"abnormal_job: rank {rank} failed on purpose")
-    wait_for(last)
+    wait_for(comm, last)
 elif mode == "sleep":
     if rank == 0:
         print("ready " + " ".join(map(str, pids)), flush=True)
-    end = time.monotonic() + WAIT
-    while time.monotonic() < end:
-        time.sleep(0.1)
-    print(f"rank {rank}: NOT ENDED after {WAIT} s", flush=True)
+    sleep_out(comm)
 elif mode == "ok":
     print(f"rank {rank}: done", flush=True)
 else:

@@ -14,24 +14,15 @@ failed to end shows as such instead of hanging.
 import os
 import signal
 import sys
-import time
 
 from mpi4py import MPI
 
-WAIT = 30
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _waits import sleep_out, wait_for                   # noqa: E402
+
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 mode = sys.argv[1]
-
-
-def wait_for(source):
-    """Wait (without spinning) for a message from ``source`` that never comes."""
-    end = time.monotonic() + WAIT
-    while time.monotonic() < end:
-        if comm.Iprobe(source=source):
-            break
-        time.sleep(0.05)
-    print(f"rank {rank}: NOT ENDED after {WAIT} s", flush=True)
 
 
 if mode == "report":
@@ -54,15 +45,12 @@ elif mode in ("raise", "kill"):
         if mode == "raise":
             raise RuntimeError(f"launch_job: rank {rank} failed on purpose")
         os.kill(os.getpid(), signal.SIGKILL)
-    wait_for(last)
+    wait_for(comm, last)
 elif mode == "sleep":
     pids = comm.gather(os.getpid(), root=0)
     if rank == 0:
         sys.stdout.write("ready " + " ".join(map(str, pids)) + "\n")
         sys.stdout.flush()
-    end = time.monotonic() + WAIT
-    while time.monotonic() < end:
-        time.sleep(0.1)
-    print(f"rank {rank}: NOT ENDED after {WAIT} s", flush=True)
+    sleep_out(comm)
 else:
     sys.exit(f"launch_job: unknown mode {mode!r}")
