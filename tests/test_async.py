@@ -17,6 +17,7 @@ def abcd(n):
     return A, B, C, B * C
 
 
+@pytest.mark.cpu_only            # async mode pushes CPU ufunc calls only
 def test_async_program_equals_eager():
     expected = [x.asnumpy().copy() for x in abcd(300)]
     with mp.async_mode():

@@ -296,6 +296,7 @@ def test_cancel_pending_in_process():
 
 
 # ------------------------------------------------------------ 4. numpy error state
+@pytest.mark.cpu_only        # async mode pushes CPU ufunc calls only
 def test_errstate_raise_reaches_pushed_ops():
     x = mp.array(numpy.ones(N))
     with mp.async_mode():
@@ -311,6 +312,7 @@ def test_errstate_raise_reaches_pushed_ops():
         assert float(w[0]) == numpy.inf
 
 
+@pytest.mark.cpu_only        # async mode pushes CPU ufunc calls only
 def test_errstate_raise_surfaces_at_waitall():
     x = mp.array(numpy.ones(N))
     with mp.async_mode():
@@ -323,6 +325,7 @@ def test_errstate_raise_surfaces_at_waitall():
 
 
 # ------------------------------------------------------------ 5. failed values stay failed
+@pytest.mark.cpu_only        # async mode pushes CPU ufunc calls only
 def test_failed_output_raises_on_every_read():
     x = mp.array(numpy.ones(N))
     with mp.async_mode():

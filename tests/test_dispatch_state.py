@@ -2,6 +2,7 @@
 import threading
 
 import numpy
+import pytest
 
 import minpy as mp
 from minpy.dispatch import state
@@ -12,6 +13,7 @@ def _flags():
             state.thread_flags().one_tape is not None)
 
 
+@pytest.mark.cpu_only        # asserts the no-GPU flag values
 def test_transitions_leave_what_a_recomputation_gives():
     seen = []
 
@@ -33,6 +35,7 @@ def test_transitions_leave_what_a_recomputation_gives():
     assert state.thread_flags().one_tape is state.NO_TAPE
 
 
+@pytest.mark.cpu_only        # the NumPy shortcuts exist without a GPU only
 def test_a_tape_in_one_thread_leaves_another_thread_its_shortcuts():
     inside, release = threading.Event(), threading.Event()
     results = {}

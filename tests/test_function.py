@@ -6,6 +6,8 @@ import minpy as np
 import minpy.symbol as sym
 from minpy.symbol import Function, function
 from minpy.testing import check_grads
+from _host import host
+from standin import standin_gpu  # noqa: F401  (fixture)
 
 RNG = numpy.random.default_rng(0)
 
@@ -15,7 +17,7 @@ def _arr(*shape, dtype=numpy.float64, rng=RNG):
 
 
 def _close(a, b, tol=1e-10):
-    numpy.testing.assert_allclose(numpy.asarray(a), numpy.asarray(b), rtol=tol, atol=tol)
+    numpy.testing.assert_allclose(host(a), host(b), rtol=tol, atol=tol)
 
 
 # ------------------------------------------------------------------ models
@@ -310,6 +312,20 @@ def test_batchnorm_aux_updated_in_training_only():
     f.train(None)
     f(data=x, is_train=True, **p)
     _close(mm, 0.271 * xn.mean(0))
+
+
+def test_aux_params_move_between_devices_in_place(standin_gpu):
+    """A call on another device moves the aux states there as the same Arrays: a
+    reference taken before the call sees its updates."""
+    f = _bn_function()
+    p, xn = f.get_params(dtype="float64"), RNG.normal(size=(8, 3)) * 2 + 1
+    mm = f.aux_params["bn_moving_mean"]
+    np.grad(lambda p: np.sum(f(data=np.array(xn).copyto(np.gpu(0)), **p) ** 3))(p)
+    assert f.aux_params["bn_moving_mean"] is mm and mm.context == np.gpu(0)
+    _close(mm, 0.1 * xn.mean(0))
+    f(data=np.array(xn).copyto(np.cpu()), is_train=True, **p)   # back on the host
+    assert f.aux_params["bn_moving_mean"] is mm and mm.context == np.cpu()
+    _close(mm, 0.19 * xn.mean(0))
 
 
 def test_batchnorm_grads_and_shared_aux_across_binds():

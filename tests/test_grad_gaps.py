@@ -13,6 +13,7 @@ from minpy.numpy.vjp_composite import _pad_ref
 from minpy.testing import check_grads
 
 from _strategies import random_array
+from standin import standin_gpu  # noqa: F401  (fixture)
 
 
 rnd = random_array
@@ -251,6 +252,18 @@ def test_piecewise_grads_and_values(f, shape):
     seen = []
     minpy.grad(lambda x: seen.append(f(mnp, x)) or mnp.sum(seen[-1]))(x)
     same(seen[0], f(numpy, x.asnumpy()))
+
+
+def test_piecewise_functions_on_a_device(standin_gpu):
+    """CuPy's piecewise takes no functions: minpy runs NumPy's algorithm with its own
+    indexing on the device, and the functions see the pieces as device Arrays."""
+    with minpy.gpu(0):
+        x = rnd((7,), 5)
+    seen = []
+    got = mnp.piecewise(x, [x < 0, x >= 0], [lambda v: seen.append(v) or v * v,
+                                             lambda v: mnp.sin(v) + 1.0])
+    same(got, _split_square(numpy, x.asnumpy()))
+    assert standin_gpu.owns(got._data) and standin_gpu.owns(seen[0]._data)
 
 
 def test_piecewise_traced_args_and_constants():

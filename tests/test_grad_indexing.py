@@ -337,7 +337,8 @@ def test_rules_on_a_device(standin_gpu):
     """The scatter-add and index-map rules run where the arrays live (a stand-in GPU)."""
     fs = [lambda x: x[I([0, 0, 2]), 1] ** 2, lambda x: x[x > 0] * 2.0,
           lambda x: x[[0, 0, 2]] ** 2, lambda x: x[[2, 0], [[1], [3]]] * x[0, 0],
-          lambda x: mnp.take(x, mnp.array([1, 1, 5])), lambda x: mnp.sort(x, axis=0),
+          lambda x: mnp.take(x, mnp.array([1, 1, 5])), lambda x: mnp.take(x, [2, 0, 2], axis=1),
+          lambda x: mnp.sort(x, axis=0),
           lambda x: mnp.pad(x, 1, mode="edge"), lambda x: mnp.diagonal(x, 1),
           lambda x: mnp.insert(x, 1, 2.0, axis=1), lambda x: mnp.repeat(x, [1, 0, 2], axis=0),
           lambda x: _write(mnp.zeros((3, 4)), ([0, 0], [1, 1]), x[0, :2]) * x]
@@ -348,4 +349,5 @@ def test_rules_on_a_device(standin_gpu):
             check_grads(f, x, order=2)
     calls = minpy.dispatch.stats()["calls"]
     assert calls["scatter_add"].get("standin", 0) > 0
-    assert not minpy.dispatch.stats()["fallbacks"]
+    # only what the CuPy table lacks (insert) ran on the host
+    assert set(minpy.dispatch.stats()["fallbacks"]) <= standin_gpu.api.never

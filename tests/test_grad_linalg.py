@@ -335,5 +335,8 @@ def test_rules_run_on_the_gpu_backend(standin_gpu):
         check_grads(lambda x, y: LA.multi_dot([x, y]), x, R(3))
     calls = minpy.dispatch.stats()["calls"]
     assert {"einsum", "linalg.solve", "linalg.eigh", "linalg.svd", "matmul"} <= set(calls)
-    assert all(set(per_backend) == {"standin"} for per_backend in calls.values()), calls
-    assert not minpy.dispatch.stats()["fallbacks"]
+    # only what the CuPy table lacks (linalg.multi_dot) ran on the host
+    missing = standin_gpu.api.never
+    assert all(set(per_backend) == {"standin"} for name, per_backend in calls.items()
+               if name not in missing), calls
+    assert set(minpy.dispatch.stats()["fallbacks"]) <= missing

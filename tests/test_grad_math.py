@@ -276,7 +276,8 @@ def test_reflected_operator_values():
                                   2 ** xh * numpy.log(2))
     numpy.testing.assert_allclose(grad(lambda x: mnp.sum(1 / x))(x).asnumpy(), -1 / xh ** 2)
     numpy.testing.assert_allclose(grad(lambda x: mnp.sum(x ** 3))(x).asnumpy(), 3 * xh ** 2)
-    numpy.testing.assert_allclose(grad(grad(lambda x: mnp.sum(x ** 3)))(mnp.array(0.5)), 3.0)
+    numpy.testing.assert_allclose(grad(grad(lambda x: mnp.sum(x ** 3)))(mnp.array(0.5)).asnumpy(),
+                                  3.0)
 
 
 def test_inplace_operators_recorded_functionally():
@@ -495,8 +496,11 @@ def test_rules_run_on_the_gpu_backend(standin_gpu):
         check_grads(mnp.polyval, arr((-2, 2), (4,), rng), arr((-2, 2), (2, 3), rng))
     calls = minpy.dispatch.stats()["calls"]
     assert {"where", "matmul", "swapaxes", "correlate", "cos"} <= set(calls)
-    assert all(set(per_backend) == {"standin"} for per_backend in calls.values()), calls
-    assert not minpy.dispatch.stats()["fallbacks"]
+    # only what the CuPy table lacks (matvec, vecmat) ran on the host
+    missing = standin_gpu.api.never
+    assert all(set(per_backend) == {"standin"} for name, per_backend in calls.items()
+               if name not in missing), calls
+    assert set(minpy.dispatch.stats()["fallbacks"]) <= missing
 
 
 def test_polyval_of_a_poly1d_uses_its_coefficients():

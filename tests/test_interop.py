@@ -12,6 +12,8 @@ from hypothesis import given, strategies as st
 import minpy as np
 from minpy.testing import arrays
 
+from standin import standin_gpu  # noqa: F401  (fixture)
+
 
 # ---------------------------------------------------------------- scalars
 class WeightsParser:
@@ -104,7 +106,23 @@ def test_arrays_are_not_numbers_and_do_not_hash():
         s[...] = 3
 
 
+def test_comparison_with_none_on_a_device(standin_gpu):
+    """``x != None`` (matplotlib's ``alpha != self._alpha``) answers as NumPy on a GPU
+    too (CuPy refuses a None operand)."""
+    with np.gpu(0):
+        x = np.array(numpy.array([1.0, 2.0]))
+        s, i = np.sum(x), np.arange(3)
+    for a in (x, s, i):
+        for got, want in ((a != None, True), (a == None, False),       # noqa: E711
+                          (None != a, True), (None == a, False)):      # noqa: E711
+            assert standin_gpu.owns(got._data)
+            numpy.testing.assert_array_equal(got.asnumpy(), numpy.full(a.shape, want))
+
+
 # ---------------------------------------------------------------- SciPy
+# (these take host arrays: with a GPU, minpy's results live there and NumPy code must
+# call .asnumpy(), as the README says, so they run with no GPU backend)
+@pytest.mark.cpu_only
 def test_scipy_minimize_lbfgsb_with_minpy_gradient():
     so = pytest.importorskip("scipy.optimize")
     A = numpy.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.3], [0.0, 0.3, 1.5]])
@@ -127,6 +145,7 @@ def test_scipy_minimize_lbfgsb_with_minpy_gradient():
     numpy.testing.assert_allclose(bfgs.x, ref.x, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.cpu_only       # host arrays (see the SciPy section)
 def test_scipy_integrate_and_root_take_minpy_functions():
     si = pytest.importorskip("scipy.integrate")
     so = pytest.importorskip("scipy.optimize")
@@ -143,6 +162,7 @@ def test_scipy_integrate_and_root_take_minpy_functions():
 
 
 # ---------------------------------------------------------------- matplotlib
+@pytest.mark.cpu_only       # host arrays (see the SciPy section)
 def test_matplotlib_takes_minpy_values(tmp_path):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
@@ -165,6 +185,7 @@ def test_matplotlib_takes_minpy_values(tmp_path):
 
 
 # ---------------------------------------------------------------- scikit-learn
+@pytest.mark.cpu_only       # host arrays (see the SciPy section)
 def test_scikit_learn_takes_minpy_arrays():
     linear_model = pytest.importorskip("sklearn.linear_model")
     preprocessing = pytest.importorskip("sklearn.preprocessing")

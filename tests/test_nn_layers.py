@@ -11,6 +11,7 @@ from minpy.symbol import function
 from minpy.testing import check_grads
 from minpy.nn import batchnorm_ops
 from standin import installed          # tests/standin.py: a strict NumPy-backed "GPU"
+from _host import host
 
 DTYPES = [numpy.float32, numpy.float64]
 RTOL = {numpy.float32: 2e-5, numpy.float64: 1e-10}
@@ -21,7 +22,7 @@ def rand(*shape, seed=0, dtype=numpy.float64, scale=1.0):
 
 
 def close(actual, desired, dtype=numpy.float64):
-    a = numpy.asarray(actual)
+    a = host(actual)
     assert a.dtype == dtype, f"dtype {a.dtype}, expected {dtype}"
     numpy.testing.assert_allclose(a, desired, rtol=RTOL[dtype], atol=RTOL[dtype])
 
@@ -100,9 +101,9 @@ def test_activations_match_numpy(shape, dtype, seed):
 def test_softmax_and_sigmoid_are_stable_at_extreme_inputs():
     x = np.array([[1000.0, 0.0, -1000.0]])
     with numpy.errstate(over="raise", divide="raise", invalid="raise"):
-        numpy.testing.assert_allclose(numpy.asarray(L.softmax(x)), [[1, 0, 0]])
-        numpy.testing.assert_allclose(numpy.asarray(L.log_softmax(x)), [[0, -1000, -2000]])
-        numpy.testing.assert_allclose(numpy.asarray(L.sigmoid(x)), [[1, 0.5, 0]])
+        numpy.testing.assert_allclose(host(L.softmax(x)), [[1, 0, 0]])
+        numpy.testing.assert_allclose(host(L.log_softmax(x)), [[0, -1000, -2000]])
+        numpy.testing.assert_allclose(host(L.sigmoid(x)), [[1, 0.5, 0]])
         assert numpy.isfinite(float(L.softmax_loss(x, numpy.array([2]))))
 
 
@@ -171,7 +172,7 @@ def test_conv2d_matches_reference(case, dtype):
 
 def test_conv2d_rectangular_kernel_and_pairs():
     xh, wh = rand(1, 2, 6, 7), rand(3, 2, 2, 3, seed=1)
-    out = numpy.asarray(L.conv2d(np.array(xh), np.array(wh), stride=(1, 2), pad=(1, 0)))
+    out = host(L.conv2d(np.array(xh), np.array(wh), stride=(1, 2), pad=(1, 0)))
     xp = numpy.pad(xh, ((0, 0), (0, 0), (1, 1), (0, 0)))
     want = numpy.zeros((1, 3, 7, 3))
     for i in range(7):
@@ -187,12 +188,12 @@ def test_conv2d_and_pooling_match_symbol_operators():
     f = function(net, {"data": xh.shape})
     want = f(data=np.array(xh), c_weight=np.array(wh), c_bias=np.array(bh))
     got = L.conv2d(np.array(xh), np.array(wh), np.array(bh), stride=2, pad=1, groups=2)
-    numpy.testing.assert_allclose(numpy.asarray(got), numpy.asarray(want), rtol=1e-10)
+    numpy.testing.assert_allclose(host(got), host(want), rtol=1e-10)
     for kind, layer in (("max", L.max_pool), ("avg", L.avg_pool)):
         pool = function(sym.Pooling(sym.Variable("data"), kernel=(3, 3), stride=(2, 2),
                                     pad=(1, 1), pool_type=kind), {"data": xh.shape})
-        numpy.testing.assert_allclose(numpy.asarray(layer(np.array(xh), 3, 2, 1)),
-                                      numpy.asarray(pool(data=np.array(xh))), rtol=1e-12)
+        numpy.testing.assert_allclose(host(layer(np.array(xh), 3, 2, 1)),
+                                      host(pool(data=np.array(xh))), rtol=1e-12)
 
 
 @pytest.mark.parametrize("case", CONV_CASES)
@@ -246,7 +247,7 @@ def test_pooling_gradients(case):
 def test_max_pool_gradient_goes_to_the_window_maximum():
     xh = numpy.array([[[[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 9.0, 1.0]]]])
     g = np.grad(lambda v: np.sum(L.max_pool(v, 2)))(np.array(xh))
-    numpy.testing.assert_array_equal(numpy.asarray(g), [[[[0, 1, 0, 0], [0, 0, 1, 0]]]])
+    numpy.testing.assert_array_equal(host(g), [[[[0, 1, 0, 0], [0, 0, 1, 0]]]])
 
 
 # ---------------------------------------------------------------- normalisation
@@ -267,8 +268,8 @@ def test_batchnorm_train_and_test_modes(shape, dtype):
     close(rv, 0.8 * rv0 + 0.2 * var, dtype)
     out, rm2, rv2 = L.batchnorm(np.array(xh), np.array(gh), np.array(bh), mode="test",
                                 running_mean=rm, running_var=rv)
-    want = (xh - numpy.asarray(rm).reshape(bshape)) / numpy.sqrt(
-        numpy.asarray(rv).reshape(bshape) + 1e-5) * gh.reshape(bshape) + bh.reshape(bshape)
+    want = (xh - host(rm).reshape(bshape)) / numpy.sqrt(
+        host(rv).reshape(bshape) + 1e-5) * gh.reshape(bshape) + bh.reshape(bshape)
     close(out, want, dtype)
     assert rm2 is rm and rv2 is rv
     _, rm, rv = L.batchnorm(np.array(xh), np.array(gh), np.array(bh))   # defaults 0 and 1
@@ -309,7 +310,7 @@ def test_batchnorm_kernel_op_equals_the_composed_formula(shape, dtype, monkeypat
         results.append([value] + list(grads) + list(loss(np.array(xh), np.array(bh), gamma)[1]))
     assert calls == ["bn_train_stats", "bn_backward", "bn_train_stats"]   # the Array runs only
     for fast, composed in zip(*results):
-        close(fast, numpy.asarray(composed), dtype)
+        close(fast, host(composed), dtype)
 
 
 def test_batchnorm_running_stats_carry_no_gradient():
@@ -321,10 +322,10 @@ def test_batchnorm_running_stats_carry_no_gradient():
 
     grads = np.grad(through_stats, argnum=(0, 1, 2))(x, g, b)
     for gr in grads:
-        numpy.testing.assert_array_equal(numpy.asarray(gr), 0)
+        numpy.testing.assert_array_equal(host(gr), 0)
     # and the statistics themselves do depend on x
     _, rm, _ = L.batchnorm(x, g, b)
-    assert numpy.any(numpy.asarray(rm) != 0)
+    assert numpy.any(host(rm) != 0)
 
 
 def test_layernorm():
@@ -344,33 +345,33 @@ def test_layernorm():
 def test_dropout_modes_scale_and_determinism():
     xh = numpy.ones((200, 50))
     x = np.array(xh)
-    a = numpy.asarray(L.dropout(x, 0.3, seed=7))
-    numpy.testing.assert_array_equal(a, numpy.asarray(L.dropout(x, 0.3, seed=7)))
+    a = host(L.dropout(x, 0.3, seed=7))
+    numpy.testing.assert_array_equal(a, host(L.dropout(x, 0.3, seed=7)))
     assert set(numpy.unique(a)) <= {0.0, 1 / 0.7}
     assert abs((a == 0).mean() - 0.3) < 0.02            # 10,000 draws: ~5 sigma
-    assert not numpy.array_equal(a, numpy.asarray(L.dropout(x, 0.3, seed=8)))
+    assert not numpy.array_equal(a, host(L.dropout(x, 0.3, seed=8)))
     assert L.dropout(x, 0.3, mode="test") is x
     assert L.dropout(x, 0.0) is x
-    numpy.testing.assert_array_equal(numpy.asarray(L.dropout(x, 1.0)), 0)
+    numpy.testing.assert_array_equal(host(L.dropout(x, 1.0)), 0)
     f32 = L.dropout(np.array(xh.astype(numpy.float32)), 0.5, seed=1)
-    assert numpy.asarray(f32).dtype == numpy.float32
+    assert host(f32).dtype == numpy.float32
 
 
 def test_dropout_global_seed_reproduces_and_seed_leaves_global_state():
     x = np.ones((10, 10))
     np.random.seed(3)
-    a = numpy.asarray(L.dropout(x, 0.5))
+    a = host(L.dropout(x, 0.5))
     np.random.seed(3)
     L.dropout(x, 0.5, seed=11)               # a private generator: the global one is untouched
-    b = numpy.asarray(L.dropout(x, 0.5))
+    b = host(L.dropout(x, 0.5))
     numpy.testing.assert_array_equal(a, b)
 
 
 def test_dropout_gradient_is_the_mask():
     x = np.array(rand(6, 5))
-    mask = numpy.asarray(L.dropout(np.ones((6, 5)), 0.4, seed=2))
+    mask = host(L.dropout(np.ones((6, 5)), 0.4, seed=2))
     g = np.grad(lambda v: np.sum(L.dropout(v, 0.4, seed=2)))(x)
-    numpy.testing.assert_allclose(numpy.asarray(g), mask)
+    numpy.testing.assert_allclose(host(g), mask)
     check_grads(lambda v: L.dropout(v, 0.4, seed=2), x, order=2)
 
 
@@ -438,12 +439,12 @@ def test_loss_gradients(n, c):
 def test_softmax_loss_gradient_is_fused_and_float32():
     xh, y = rand(4, 3, seed=5), numpy.array([0, 2, 1, 2])
     g = np.grad(lambda v: L.softmax_loss(v, y))(np.array(xh))
-    numpy.testing.assert_allclose(numpy.asarray(g), (ref_softmax(xh) - onehot(y, 3)) / 4)
+    numpy.testing.assert_allclose(host(g), (ref_softmax(xh) - onehot(y, 3)) / 4)
     x32 = np.array(xh.astype(numpy.float32))
     g32, loss32 = np.grad_and_loss(lambda v: L.softmax_loss(v, y))(x32)
-    assert numpy.asarray(loss32).dtype == numpy.float32
-    assert numpy.asarray(g32).dtype == numpy.float32
-    numpy.testing.assert_allclose(numpy.asarray(g32), numpy.asarray(g), rtol=1e-5)
+    assert host(loss32).dtype == numpy.float32
+    assert host(g32).dtype == numpy.float32
+    numpy.testing.assert_allclose(host(g32), host(g), rtol=1e-5)
 
 
 def test_temporal_softmax_loss():
@@ -471,13 +472,13 @@ def test_recurrent_layers_match_numpy_steps(n, t, d, h):
     wx, wh, b = rnn_params(d, h, 1)
     hh, want = h0, []
     for s in range(t):
-        hh = numpy.tanh(xh[:, s] @ numpy.asarray(wx) + hh @ numpy.asarray(wh) + numpy.asarray(b))
+        hh = numpy.tanh(xh[:, s] @ host(wx) + hh @ host(wh) + host(b))
         want.append(hh)
     close(L.rnn(x, np.array(h0), wx, wh, b), numpy.stack(want, 1))
     close(L.rnn_temporal(x, np.array(h0), wx, wh, b), numpy.stack(want, 1))
     close(L.rnn_step(x[:, 0], np.array(h0), wx, wh, b), want[0])
     wx, wh, b = rnn_params(d, h, 4, seed=3)
-    hw = [numpy.asarray(a) for a in (wx, wh, b)]
+    hw = [host(a) for a in (wx, wh, b)]
     c0 = rand(n, h, seed=11)
     for c_init, call in ((numpy.zeros((n, h)), lambda: L.lstm_temporal(x, np.array(h0), wx, wh, b)),
                          (c0, lambda: L.lstm(x, np.array(h0), wx, wh, b, c0=np.array(c0)))):
@@ -491,7 +492,7 @@ def test_recurrent_layers_match_numpy_steps(n, t, d, h):
     close(nh, rh)
     close(nc, rc)
     gp = rnn_params(d, h, 2, seed=5) + rnn_params(d, h, 1, seed=8)
-    gh = [numpy.asarray(a) for a in gp]
+    gh = [host(a) for a in gp]
     hh, want = h0, []
     for s in range(t):
         hh = ref_gru_step(xh[:, s], hh, *gh)
@@ -515,7 +516,7 @@ def test_embedding():
     idx = numpy.array([[0, 4], [4, 2]])
     close(L.embedding(idx, np.array(wh)), wh[idx])
     g = np.grad(lambda w: np.sum(L.embedding(idx, w)))(np.array(wh))
-    numpy.testing.assert_array_equal(numpy.asarray(g), numpy.array([1, 0, 1, 0, 2])[:, None]
+    numpy.testing.assert_array_equal(host(g), numpy.array([1, 0, 1, 0, 2])[:, None]
                                      * numpy.ones(3))
     check_grads(lambda w: L.embedding(np.array(idx), w), np.array(wh), order=2)
 
@@ -542,7 +543,7 @@ def test_two_layer_net_gradient_matches_hand_written_backward():
     dhid = dscores @ p["w2"].T * (pre > 0)
     want = {"w2": hid.T @ dscores, "b2": dscores.sum(0), "w1": x2.T @ dhid, "b1": dhid.sum(0)}
     for k, v in want.items():
-        numpy.testing.assert_allclose(numpy.asarray(grads[k]), v, rtol=1e-10, atol=1e-12)
+        numpy.testing.assert_allclose(host(grads[k]), v, rtol=1e-10, atol=1e-12)
 
 
 # ---------------------------------------------------------------- errors
@@ -628,7 +629,7 @@ def test_errors_name_the_layer_parameter_and_shapes(call, exc, message):
 # ---------------------------------------------------------------- on a device
 def test_layers_run_on_the_standin_gpu_without_host_round_trips():
     rng = numpy.random.default_rng(0)
-    host = [rng.standard_normal(s) for s in ((4, 3, 3, 3), (4,), (2, 3, 6, 6))]
+    values = [rng.standard_normal(s) for s in ((4, 3, 3, 3), (4,), (2, 3, 6, 6))]
     y = numpy.array([0, 3])
 
     def loss(w, b, x, labels):
@@ -637,13 +638,13 @@ def test_layers_run_on_the_standin_gpu_without_host_round_trips():
         out, _, _ = L.batchnorm(h, np.ones(4), np.zeros(4))
         return L.softmax_loss(L.affine(out, np.eye(4), np.zeros(4)), labels)
 
-    want_g, want = np.grad_and_loss(loss, argnum=(0, 1, 2))(*map(np.array, host), y)
+    want_g, want = np.grad_and_loss(loss, argnum=(0, 1, 2))(*map(np.array, values), y)
     with installed():
-        args = [np.array(a).copyto(np.gpu(0)) for a in host + [y]]
+        args = [np.array(a).copyto(np.gpu(0)) for a in values + [y]]
         grads, value = np.grad_and_loss(loss, argnum=(0, 1, 2))(*args)
         assert value.context == np.gpu(0) and all(g.context == np.gpu(0) for g in grads)
         # device -> host: only the label range check (two integers) and tiny flags
         assert np.dispatch.stats()["bytes"]["d2h"] <= 32
-        numpy.testing.assert_allclose(value.asnumpy(), numpy.asarray(want), rtol=1e-12)
+        numpy.testing.assert_allclose(value.asnumpy(), host(want), rtol=1e-12)
         for g, w in zip(grads, want_g):   # the host runs the numba kernels: other sum orders
-            numpy.testing.assert_allclose(g.asnumpy(), numpy.asarray(w), rtol=1e-10, atol=1e-15)
+            numpy.testing.assert_allclose(g.asnumpy(), host(w), rtol=1e-10, atol=1e-15)

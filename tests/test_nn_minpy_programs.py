@@ -20,6 +20,7 @@ from minpy.nn import layers
 from minpy.nn.io import NDArrayIter
 from minpy.nn.model import ModelBase
 from minpy.nn.solver import Solver
+from _host import host
 
 DATA = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "data", "digits.npz")
 batch_size = 64
@@ -141,7 +142,7 @@ def test_minpy_mlp_with_batchnorm_and_dropout():
                    init_config={'stdvar': 0.05}, update_rule='sgd_momentum',
                    optim_config={'learning_rate': 0.05, 'momentum': 0.9})
     assert solver.best_val_acc > 0.93
-    running_var = numpy.asarray(solver.model.aux_params['running_var'])
+    running_var = host(solver.model.aux_params['running_var'])
     assert running_var.shape == (128,) and numpy.all(running_var > 0)
 
 

@@ -15,6 +15,7 @@ from minpy.nn.io import NDArrayIter
 from minpy.nn.model import ModelBase, SymbolModel
 from minpy.nn.solver import Callback, Solver, StopTraining
 import minpy.symbol as sym
+from _host import host
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
 
@@ -102,7 +103,7 @@ def test_keep_best_restores_best_validation_params():
     solver.train()
     assert solver.best_val_acc == max(solver.val_acc_history)
     for k, v in solver.best_params.items():
-        numpy.testing.assert_array_equal(numpy.asarray(solver.model.params[k]), v)
+        numpy.testing.assert_array_equal(host(solver.model.params[k]), v)
 
 
 def test_callbacks_and_early_stop():
@@ -132,11 +133,11 @@ class Exploding(MLP):
 def test_nonfinite_loss_stops_with_the_step_named():
     solver = _solver(model=Exploding())
     solver.init()
-    before = {k: numpy.asarray(v).copy() for k, v in solver.model.params.items()}
+    before = {k: host(v).copy() for k, v in solver.model.params.items()}
     with pytest.raises(FloatingPointError, match=r"loss is (inf|nan) at epoch 1, batch 0 \(step 0\)"):
         solver.train()
     for k, v in solver.model.params.items():     # the bad step was not applied
-        numpy.testing.assert_array_equal(numpy.asarray(v), before[k])
+        numpy.testing.assert_array_equal(host(v), before[k])
 
 
 def test_nonfinite_loss_can_be_skipped():
@@ -212,8 +213,8 @@ def _resumable(ckpt_dir, epochs=3, rule="adam"):
 
 
 def _params(solver):
-    return {k: numpy.asarray(v).copy() for k, v in solver.model.params.items()} | \
-        {k: numpy.asarray(v).copy() for k, v in solver.model.aux_params.items()}
+    return {k: host(v).copy() for k, v in solver.model.params.items()} | \
+        {k: host(v).copy() for k, v in solver.model.aux_params.items()}
 
 
 @pytest.mark.parametrize("rule", ["adam", "sgd_momentum"])
@@ -319,7 +320,7 @@ def test_model_save_and_load_params(tmp_path):
     fresh = MLP()
     fresh.load_params(path)
     for k, v in solver.model.params.items():
-        numpy.testing.assert_array_equal(numpy.asarray(fresh.params[k]), numpy.asarray(v))
+        numpy.testing.assert_array_equal(host(fresh.params[k]), host(v))
     other = MLP(hidden=8)
     with pytest.raises(ValueError, match=r"'w1' has shape \(6, 16\).*declares \(6, 8\)"):
         other.load_params(path)
@@ -338,7 +339,7 @@ def test_model_loss_and_grad_matches_grad_and_loss():
     expected, expected_loss = mp.grad_and_loss(f)(model.params)
     assert float(loss) == pytest.approx(float(expected_loss))
     for k in grads:
-        numpy.testing.assert_allclose(numpy.asarray(grads[k]), numpy.asarray(expected[k]),
+        numpy.testing.assert_allclose(host(grads[k]), host(expected[k]),
                                       rtol=1e-6)
 
 
@@ -379,4 +380,4 @@ def test_prefetching_iterator_trains_identically():
         runs.append(solver)
     assert runs[0].loss_history == runs[1].loss_history
     for k, v in runs[0].model.params.items():
-        numpy.testing.assert_array_equal(numpy.asarray(runs[1].model.params[k]), numpy.asarray(v))
+        numpy.testing.assert_array_equal(host(runs[1].model.params[k]), host(v))

@@ -63,7 +63,8 @@ def ref_pool(x, kernel, stride, pad, kind, full=False):
             # (only the 'full' convention's last windows reach past it)
             area = (max(1, min(i * stride[0] + kh, h + 2 * pad[0]) - i * stride[0])
                     * max(1, min(j * stride[1] + kw, w + 2 * pad[1]) - j * stride[1]))
-            out[:, :, i, j] = {"max": win.max((2, 3)), "sum": win.sum((2, 3)),
+            # (a 'full' window wholly past the input is empty: max -inf, sum 0)
+            out[:, :, i, j] = {"max": win.max((2, 3), initial=-np.inf), "sum": win.sum((2, 3)),
                                "avg": win.sum((2, 3)) / area}[kind]
     return out
 

@@ -143,6 +143,7 @@ def test_binary_shortcut_matches_general_path(shapes, op, dtype, operator_form, 
     assert float(loss) == float(loss2)
 
 
+@pytest.mark.cpu_only            # the NumPy shortcuts exist without a GPU only
 def test_new_tape_sets_the_flags_refresh_would():
     seen = []
 

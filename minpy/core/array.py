@@ -126,8 +126,15 @@ class Array(ArrayHolder):
         return self.copyto(ctx)
 
     def wait_to_read(self):
-        """Block until pending asynchronous writes to this array are done."""
+        """Block until pending writes to this array are done: its asynchronous work on
+        the engine, then the work queued on its GPU device. See also
+        mxnet.ndarray.NDArray.wait_to_read."""
         wait(self)
+        d = self._data
+        if type(d) is not _ndarray:
+            g = _process.gpu
+            if g is not None and g.owns(d):
+                g.synchronize(g.device_id(d))
         return self
 
     # -------------------------------------------------------- attributes

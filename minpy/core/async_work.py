@@ -94,12 +94,17 @@ def async_mode(enabled=True):
     finally:
         set_async(prev)
         if enabled:
-            engine.waitall()
+            waitall()
 
 
 def waitall():
-    """Block until all asynchronous work is done; re-raise the first error it raised."""
+    """Block until all asynchronous work is done -- the engine's ops, then the work
+    queued on every GPU device -- and re-raise the first error it raised. See also
+    mxnet.nd.waitall."""
     engine.waitall()
+    g = state.process.gpu
+    if g is not None:
+        g.synchronize()
 
 
 # ------------------------------------------------------------ pushing eager ops

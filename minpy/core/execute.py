@@ -5,6 +5,7 @@ operands there, call the backend, wrap the result.
 NumPy path: the front door (:mod:`minpy.core.call`) and the tape (one level
 down) come here.
 """
+import functools
 import os
 import sys
 import warnings
@@ -17,7 +18,7 @@ from ..dispatch.stats import count_call, count_fallback
 from ..dispatch.backend import NUMPY, backend_for
 from ..dispatch.context import Context, current_context, cpu, explicit_context
 from ..dispatch.transfer import context_of, disown, move_operands, move_raw
-from . import tree
+from . import gpu_route, tree
 from .array import Array, new, unwrap_cpu, wrap
 from .primitive import COMPUTE, CREATE, SELF
 
@@ -27,6 +28,9 @@ _process = state.process
 _per_thread = state.per_thread
 _CPU0 = cpu(0)
 _ndarray = numpy.ndarray
+
+# calls whose integer-array indices CuPy wraps around instead of raising IndexError
+_BOUNDS_CHECKED = frozenset({"ndarray.__getitem__", "ndarray.__setitem__", "take"})
 
 # keyword names of the written argument of the ``mutates`` functions
 _TARGET_KWARGS = ("dst", "a", "arr", "x")
@@ -68,24 +72,48 @@ def _run_on_device(prim, args, kwargs):
     ctx = choose_context(prim, args, kwargs)
     backend = backend_for(ctx)
     fn = prim.backend_impl(backend)
+    gpu = backend is not NUMPY
+    if fn is None and gpu:
+        body = gpu_route.substitute(prim, kwargs)
+        if body is not None:
+            fn = functools.partial(body, backend.xp)
     if fn is None:
-        return _run_on_host(prim, args, kwargs, ctx, backend)
+        return _run_on_host(prim, args, kwargs, ctx, backend, "it has no implementation")
+    if gpu and (prim.placement != COMPUTE or prim.mutates is not None
+                or (kwargs and kwargs.get("out") is not None)):
+        # placed by its operands, not the policy: choose_context did not ask the backend
+        reason = gpu_route.refusal(backend, prim, args, kwargs, _leaves(args, kwargs))
+        if reason is not None:
+            return _run_on_host(prim, args, kwargs, ctx, backend, reason)
+    if gpu and kwargs:
+        body = gpu_route.equivalent(prim, kwargs)
+        if body is not None:
+            fn = functools.partial(body, backend.xp)
+        else:
+            kwargs = backend.drop_defaults(prim.qualname, kwargs)
     cargs, ckw, moved = move_operands(args, kwargs, ctx, backend, prim.elementwise_inputs)
+    if gpu and prim.elementwise_inputs and backend.promotion == "legacy":
+        cargs = gpu_route.legacy_operands(backend, cargs, prim.elementwise_inputs, ctx.device_id)
     with backend.device(ctx.device_id):
+        if gpu and prim.qualname in _BOUNDS_CHECKED:
+            gpu_route.check_bounds(backend, prim, cargs, ckw)
         res = fn(*cargs, **ckw)
+        if gpu:
+            res = gpu_route.as_numpy_result(prim, res)
     count_call(prim.qualname, backend.name)
     if moved:
         disown(res, moved, ctx)
     return _result(prim, args, kwargs, res)
 
 
-def _run_on_host(prim, args, kwargs, ctx, backend):
-    """``ctx``'s backend lacks ``prim``: run NumPy on host copies, copy what it writes
-    back to its device, and place the results on ``ctx`` (a counted fallback)."""
+def _run_on_host(prim, args, kwargs, ctx, backend, reason):
+    """``ctx``'s backend cannot run ``prim`` (``reason``): run NumPy on host copies, copy
+    what it writes back to its device, and place the results on ``ctx`` (a counted
+    fallback; a result of a dtype the device cannot hold stays on the host)."""
     if ctx.device_type == "cpu" or _process.policy == "only_gpu":
-        raise RuntimeError(f"{prim.qualname}: not available on {backend.name}"
+        raise RuntimeError(f"{prim.qualname}: not available on {backend.name}: {reason}"
                            + (" (policy 'only_gpu')" if ctx.device_type == "gpu" else ""))
-    _note_fallback(prim)
+    _note_fallback(prim, reason)
     back = {}            # id(Array) -> (Array, host scratch buffer) for written Arrays
 
     def scratch(a):
@@ -122,12 +150,12 @@ def _run_on_host(prim, args, kwargs, ctx, backend):
 
 
 # ------------------------------------------------------------ where a call runs
-def _array_contexts(args, kwargs):
-    """Contexts of the Array arguments, at any depth of containers and keywords (not
+def _leaves(args, kwargs):
+    """The leaves of a call's arguments, at any depth of containers and keywords (not
     ``out``)."""
     if kwargs and "out" in kwargs:
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    return [context_of(a._data) for a in tree.leaves((args, kwargs)) if type(a) is Array]
+    return tree.leaves((args, kwargs))
 
 
 def _written(prim, args, kwargs):
@@ -181,7 +209,8 @@ def choose_context(prim, args, kwargs):
     ctx = _write_context(prim, args, kwargs)
     if ctx is not None:
         return ctx
-    ctxs = _array_contexts(args, kwargs)
+    leaves = _leaves(args, kwargs)
+    ctxs = [context_of(a._data) for a in leaves if type(a) is Array]
     if prim.placement == SELF or prim.mutates is not None:
         return ctxs[0] if ctxs else current_context()
     gpu = _process.gpu
@@ -203,12 +232,16 @@ def choose_context(prim, args, kwargs):
         if not ctxs and cur.device_type == "cpu" and policy != "only_gpu":
             return _CPU0                  # host data only: stays on the host
         gpu_ctx = cur if cur.device_type == "gpu" else Context("gpu", 0)
-    if prim.backend_impl(gpu) is not None:
-        return gpu_ctx
+    if prim.backend_impl(gpu) is None and gpu_route.substitute(prim, kwargs) is None:
+        reason = "it has no implementation"
+    else:
+        reason = gpu_route.refusal(gpu, prim, args, kwargs, leaves)
+        if reason is None:
+            return gpu_ctx
     if policy == "only_gpu":
         raise RuntimeError(f"{prim.qualname}: policy 'only_gpu' but the GPU backend "
-                           f"({gpu.name}) has no implementation")
-    _note_fallback(prim)
+                           f"({gpu.name}) cannot run it: {reason}")
+    _note_fallback(prim, reason)
     return _CPU0
 
 
@@ -216,16 +249,18 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _warned = set()
 
 
-def _note_fallback(prim):
-    """Count a CPU fallback of ``prim``; warn once per function, at the user's line."""
+def _note_fallback(prim, reason):
+    """Count a CPU fallback of ``prim``; warn once per function, at the user's line,
+    saying why the GPU backend cannot run it."""
     count_fallback(prim.qualname)
     if _process.fallback_warn and prim.qualname not in _warned:
         _warned.add(prim.qualname)
         level, f = 2, sys._getframe(1)
         while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
             f, level = f.f_back, level + 1
-        warnings.warn(f"minpy: {prim.qualname} is not available on {_process.gpu.name}; running on "
-                      "the CPU (inputs are copied)", RuntimeWarning, stacklevel=level)
+        warnings.warn(f"minpy: {prim.qualname} is not available on {_process.gpu.name} "
+                      f"({reason}); running on the CPU (inputs are copied)", RuntimeWarning,
+                      stacklevel=level)
 
 
 # ------------------------------------------------------------ results
@@ -252,7 +287,9 @@ def _placed(res, ctx):
     """``res`` with its Arrays moved to ``ctx``."""
     t = type(res)
     if t is Array:
-        return res if context_of(res._data) == ctx else new(move_raw(res._data, ctx))
+        if context_of(res._data) == ctx or not backend_for(ctx).holds(res._data.dtype):
+            return res
+        return new(move_raw(res._data, ctx))
     if t is tuple or t is list:
         return t(_placed(r, ctx) for r in res)
     if isinstance(res, tuple):

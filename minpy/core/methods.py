@@ -6,6 +6,8 @@ Installed on :class:`minpy.core.array.Array` when this module is imported
 (:mod:`minpy.core.wrappers`): straight NumPy when ``process.fast`` holds, the
 tape's one-tape shortcut while this thread records, else the front door.
 """
+import math
+
 import numpy
 
 from ..dispatch import state, versions
@@ -121,6 +123,17 @@ _COMPARISON = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater
 _UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}
 
 
+def _none_compared(op):
+    """``x == None`` / ``x != None`` as NumPy answers them (all False / all True) on a
+    device too, where CuPy refuses a None operand: no number equals NaN either."""
+    def compare(self, other):
+        if other is None and type(self._data) is not _ndarray:
+            other = math.nan
+        return op(self, other)
+    compare.__name__ = op.__name__
+    return compare
+
+
 def _install():
     for op, ufname in _BINARY.items():
         uf = make_ufunc(getattr(numpy, ufname))
@@ -129,6 +142,8 @@ def _install():
         setattr(Array, f"__i{op}__", _inplace(getattr(numpy, ufname), uf._call))
     for op, ufname in {**_COMPARISON, **_UNARY}.items():
         setattr(Array, f"__{op}__", make_ufunc(getattr(numpy, ufname))._op)
+    Array.__eq__ = _none_compared(Array.__eq__)
+    Array.__ne__ = _none_compared(Array.__ne__)
     dm = make_ufunc(numpy.divmod)
     Array.__divmod__ = lambda self, o: dm(self, o)
     Array.__rdivmod__ = lambda self, o: dm(o, self)

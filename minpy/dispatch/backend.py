@@ -24,6 +24,9 @@ class Backend:
     device_type = "cpu"
     xp = None            # the array namespace module
     array_type = None    # the backend's ndarray class
+    # type promotion of scalar operands: "nep50" (NumPy 2) or "legacy" (by value, as
+    # NumPy 1 and CuPy 13)
+    promotion = "nep50"
 
     def owns(self, data):
         """True if ``data`` is an array of this backend."""
@@ -62,6 +65,34 @@ class Backend:
 
     def has(self, qualname):
         return self.lookup(qualname) is not None
+
+    def refuses(self, qualname, nargs, kwargs, dtypes):
+        """Why this backend cannot run ``qualname`` called with ``nargs`` positional
+        arguments and the keywords ``kwargs`` (a dict) on array operands of ``dtypes``
+        (a reason string), or None when it can.
+
+        NumPy refuses nothing; the CuPy backend answers from its API table
+        (:mod:`minpy.dispatch.cupy_api`): a missing function or ufunc method, a
+        keyword CuPy does not take, a dtype it cannot hold.
+        """
+        return None
+
+    def drop_defaults(self, qualname, kwargs):
+        """``kwargs`` without the keywords this backend lacks whose value is NumPy's
+        default (``where=True``, ``copy=None`` ...), so the call runs here as it is."""
+        return kwargs
+
+    def refuses_key(self, qualname, key):
+        """Why this backend's index trick ``qualname`` (r_, c_) cannot take ``x[key]``,
+        or None."""
+        return None
+
+    def holds(self, dtype):
+        """True if this backend can hold arrays of ``dtype``."""
+        return True
+
+    def synchronize(self, device_id=None):
+        """Block until the work queued on ``device_id`` (None: every device) is done."""
 
 
 class NumpyBackend(Backend):
@@ -109,7 +140,7 @@ def backend_for(ctx):
     g = state.process.gpu
     if g is None:
         raise RuntimeError(f"{ctx} requested but no GPU is available "
-                           "(install the 'gpu' extra and a CUDA device)")
+                           '(pip install "minpy[gpu]"; minpy.dispatch.gpu_problem() says why)')
     if ctx.device_id >= g.device_count():
         raise RuntimeError(f"{ctx} requested but the GPU backend has "
                            f"{g.device_count()} device(s)")

@@ -1,13 +1,13 @@
-"""The CuPy backend (imported only when CuPy is installed)."""
+"""The CuPy backend (imported only when CuPy is installed).
+
+What CuPy refuses or answers differently from NumPy (keywords, ufunc methods, dtypes,
+``unique_values``' order ...) comes from the API table of the installed CuPy's major
+version (:mod:`minpy.dispatch.cupy_api`).
+"""
 import cupy
 
+from . import cupy_api
 from .backend import Backend
-
-# Functions CuPy exposes but whose semantics differ from NumPy enough that
-# minpy runs them on the CPU instead (checked against CuPy 13).
-KNOWN_DIFFERENT = frozenset({
-    "unique_all", "unique_counts", "unique_inverse", "unique_values",
-})
 
 
 def cuda_available():
@@ -23,6 +23,10 @@ class CupyBackend(Backend):
     xp = cupy
     array_type = cupy.ndarray
 
+    def __init__(self):
+        self.api = cupy_api.load(cupy.__version__)
+        self.promotion = self.api.promotion
+
     def device_id(self, data):
         return data.device.id
 
@@ -32,6 +36,11 @@ class CupyBackend(Backend):
     def device(self, device_id):
         return cupy.cuda.Device(device_id)
 
+    def synchronize(self, device_id=None):
+        ids = range(self.device_count()) if device_id is None else (device_id,)
+        for i in ids:
+            cupy.cuda.Device(i).synchronize()
+
     def from_host(self, host, device_id):
         with cupy.cuda.Device(device_id):
             return cupy.asarray(host)
@@ -40,6 +49,25 @@ class CupyBackend(Backend):
         return cupy.asnumpy(data)
 
     def lookup(self, qualname):
-        if qualname in KNOWN_DIFFERENT:
+        # what CuPy refuses on every call (a ufunc method it does not implement, a
+        # function answering differently from NumPy) is not CuPy's to run
+        if qualname in self.api.never:
             return None
         return super().lookup(qualname)
+
+    def refuses(self, qualname, nargs, kwargs, dtypes):
+        """The installed CuPy's answer (see :meth:`cupy_api.ApiTable.refuses`)."""
+        return self.api.refuses(qualname, nargs, kwargs, dtypes)
+
+    def holds(self, dtype):
+        return self.api.holds(dtype)
+
+    def drop_defaults(self, qualname, kwargs):
+        """``kwargs`` less the NumPy-default keywords CuPy lacks (see
+        :meth:`cupy_api.ApiTable.drop_defaults`)."""
+        return self.api.drop_defaults(qualname, kwargs)
+
+    def refuses_key(self, qualname, key):
+        """Why CuPy's r_/c_ cannot take ``key`` (slices, string directives), or None."""
+        return self.api.refuses_key(qualname, key)
+

@@ -143,7 +143,7 @@ def _flat(res):
     if isinstance(res, (tuple, list)):
         for r in res:
             yield from _flat(r)
-    elif hasattr(res, "base"):
+    elif hasattr(res, "base") and hasattr(res, "shape"):
         yield res
 
 

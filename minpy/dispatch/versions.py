@@ -13,7 +13,7 @@ _EPOCH = {}   # id(root buffer) -> int, only for watched buffers
 def root(data):
     """The object owning ``data``'s memory (its ``base`` chain's end)."""
     base = getattr(data, "base", None)
-    while base is not None:
+    while base is not None and base is not data:    # (a dtype is its own base)
         data, base = base, getattr(base, "base", None)
     return data
 

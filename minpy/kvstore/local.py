@@ -125,7 +125,10 @@ class KVStore:
             arrays = _as_arrays("init", k, v)
             checked.append((k, arrays[0]))
         for k, a in checked:
-            self._store[k] = new(self._home(a).copy())
+            d = self._home(a)
+            ctx = context_of(d)
+            with backend_for(ctx).device(ctx.device_id):    # CuPy copies to the current one
+                self._store[k] = new(d.copy())
 
     def push(self, key, value, priority=0):
         """Push value(s) to key(s): a list of arrays for one key (one per device) is

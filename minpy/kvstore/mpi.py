@@ -83,7 +83,10 @@ class DistSyncKVStore(WorkerKVStore):
             host = data_on(stored, _HOST)
             self._wait(self._comm.Ibcast(host, root=0), "init", k)
             if host is not stored._data:
-                stored._data[...] = move_raw(host, context_of(stored._data))
+                ctx = context_of(stored._data)
+                with backend_for(ctx).device(ctx.device_id):
+                    stored._data[...] = move_raw(host, ctx)
+                mutated(stored)
 
     def barrier(self):
         """Wait for this store's queued work, then for every worker to get here."""
@@ -176,8 +179,9 @@ class DistDeviceSyncKVStore(DistSyncKVStore):
     def _home(self, a):
         a.wait_to_read()
         d = a._data
-        xp = backend_of(d).xp
-        return xp.ascontiguousarray(d)
+        backend = backend_of(d)
+        with backend.device(backend.device_id(d)):
+            return backend.xp.ascontiguousarray(d)
 
     def _reduce_and_update(self, key, stored, arrays, outs):
         ctx = context_of(stored._data)

@@ -17,7 +17,7 @@ from .. import numpy as mnp
 from ..core import customop, new
 from ..core.tape import recording
 from ..symbol import conv_kernels as ck
-from .conv import raw_of
+from .conv import on_input_device, raw_of
 
 __all__ = ["batchnorm_train"]
 
@@ -39,6 +39,7 @@ def batchnorm_train(x, gamma, beta, eps):
 
 
 @customop
+@on_input_device
 def _bn_op(xgb, eps):
     x, gamma, beta = xgb
     xd, xp = raw_of(x)
@@ -50,6 +51,7 @@ def _bn_op(xgb, eps):
 
 
 @customop
+@on_input_device
 def _bn_grads_op(g, x, gamma, mean, var, eps):
     """``(dx, dgamma, dbeta)`` of ``_bn_op`` for the output gradient ``g``; never recorded."""
     gd, xp = raw_of(g)

@@ -18,17 +18,20 @@ other inputs compose minpy calls:
 
 Loops run over kernel offsets only, never over output positions.
 """
+import functools
+
 import numpy
 
 from .. import numpy as mnp
-from ..core import Array, customop, new
+from ..core import Array, customop, new, tree
 from ..core.array import wait
 from ..dispatch.backend import backend_of
 from ..dispatch.transfer import context_of, data_on
 from ..numpy.rule_helpers import shape_of
 from ..symbol import conv_kernels as ck
+from ..symbol.executor import device_scope
 
-__all__ = ["conv2d", "max_pool", "avg_pool", "raw_of"]
+__all__ = ["conv2d", "max_pool", "avg_pool", "raw_of", "on_input_device"]
 
 
 def dtype_of(a):
@@ -166,6 +169,20 @@ def raw_of(a, like=None):
     return d, backend_of(d).xp
 
 
+def on_input_device(body):
+    """Custom-op ``body`` (computing on raw buffers) run with the device of its first
+    Array argument current: the kernels it calls allocate on the current device, and
+    a device array is only usable with its own device current."""
+    @functools.wraps(body)
+    def run(*args, **kwargs):
+        first = next((a for a in tree.leaves(args) if type(a) is Array), None)
+        if first is None:
+            return body(*args, **kwargs)
+        with device_scope(first._data):
+            return body(*args, **kwargs)
+    return run
+
+
 def _forward(x, w, stride, pad, dilation, groups):
     """conv2d without bias through the raw kernels (x, w: Arrays of one float dtype)."""
     xd, xp = raw_of(x)
@@ -173,12 +190,14 @@ def _forward(x, w, stride, pad, dilation, groups):
 
 
 @customop
+@on_input_device
 def _conv_op(x, w, stride, pad, dilation, groups):
     """conv2d without bias, differentiated to any order by the ops below."""
     return _forward(x, w, stride, pad, dilation, groups)
 
 
 @customop
+@on_input_device
 def _conv_dx_op(g, w, x_shape, stride, pad, dilation, groups):
     """The data gradient of conv2d: linear in ``g`` and in ``w``."""
     gd, xp = raw_of(g)
@@ -189,6 +208,7 @@ def _conv_dx_op(g, w, x_shape, stride, pad, dilation, groups):
 
 
 @customop
+@on_input_device
 def _conv_dw_op(g, x, w_shape, stride, pad, dilation, groups):
     """The weight gradient of conv2d: linear in ``g`` and in ``x``."""
     gd, xp = raw_of(g)
@@ -199,6 +219,7 @@ def _conv_dw_op(g, x, w_shape, stride, pad, dilation, groups):
 
 
 @customop
+@on_input_device
 def _conv_xw_op(xw, stride, pad, dilation, groups):
     """``_conv_op`` taking ``(x, w)`` as one argument, so the tape asks for both
     gradients in one call (one ``_conv_bwd_op``: the output gradient laid out once)."""
@@ -206,6 +227,7 @@ def _conv_xw_op(xw, stride, pad, dilation, groups):
 
 
 @customop
+@on_input_device
 def _conv_bwd_op(g, x, w, stride, pad, dilation, groups):
     """``(dx, dw)`` of conv2d in one kernel call: ``_conv_dx_op`` and ``_conv_dw_op`` together."""
     gd, xp = raw_of(g)
@@ -241,6 +263,7 @@ _conv_bwd_op.def_grad(lambda ans, g, x, w, s, p, d, gr: lambda h: _conv_dw_op(
 
 
 @customop
+@on_input_device
 def _pool_op(x, kernel, stride, pad, kind):
     """max/avg pooling through the raw kernels (x: a float Array)."""
     xd, xp = raw_of(x)
@@ -248,6 +271,7 @@ def _pool_op(x, kernel, stride, pad, kind):
 
 
 @customop
+@on_input_device
 def _pool_bwd_op(g, x, kernel, stride, pad, kind):
     """The gradient of pooling: linear in ``g``; for max, routed by ``x``'s maxima."""
     gd, xp = raw_of(g)
@@ -255,6 +279,7 @@ def _pool_bwd_op(g, x, kernel, stride, pad, kind):
 
 
 @customop
+@on_input_device
 def _pool_gather_op(h, x, kernel, stride, pad):
     """The transpose of max pooling's routing: ``h`` read at each window's maximum."""
     hd, xp = raw_of(h)

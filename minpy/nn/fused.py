@@ -21,11 +21,14 @@ Three implementations:
 - :func:`step_cupy`: one ``cupy.ElementwiseKernel`` per kind (GPU arrays).
 """
 import os
+import warnings
 
 import numpy
 
+from ..symbol.fusion_cuda import compile_errors
+
 __all__ = ["KINDS", "hyper", "numba_available", "load_numba", "NumbaPlan", "step_numpy",
-           "step_cupy", "CHUNK", "PARALLEL_MIN"]
+           "step_cupy", "cuda_kernel", "CHUNK", "PARALLEL_MIN"]
 
 KINDS = ("sgd", "momentum", "nesterov", "rms", "adam")      # the kernel's kind codes 0..4
 CHUNK = 1 << 15          # elements per parallel work item of the numba kernel
@@ -334,10 +337,12 @@ def step_numpy(xp, kind, w, g, s1, s2, h, scratch):
 
 
 _CUPY = {}
+_CUPY_FAILED = {}            # (kind, dtype) -> the compiler's message (warned once)
+_CUPY_DTYPES = ("float16", "float32", "float64")
 _CUDA_GRAD = """
 T gi = g * h_rescale;
-gi = gi > h_clip ? h_clip : (gi < -h_clip ? -h_clip : gi);
-if (h_wd != 0) gi += h_wd * w;
+gi = gi > h_clip ? h_clip : (gi < -h_clip ? (T)(-h_clip) : gi);
+if (h_wd != 0) gi = gi + h_wd * w;
 """
 _CUDA_BODY = {
     "sgd": ("w", "w = w - lr * gi;"),
@@ -351,23 +356,43 @@ _CUDA_BODY = {
 }
 
 
+def cuda_kernel(kind):
+    """The ``cupy.ElementwiseKernel`` arguments of ``kind``'s fused update:
+    ``(in_params, out_params, operation, name)``; ``T`` is the weights' dtype
+    (float16, float32 or float64; float16 computes each statement in float)."""
+    outs, body = _CUDA_BODY[kind]
+    return ("T g, T lr, T h_rescale, T h_clip, T h_wd, T p0, T p1, T p2, T p3, T p4, T p5, "
+            "T p6, T p7", "T " + outs, _CUDA_GRAD + body, "minpy_fused_" + kind)
+
+
 def _cupy_kernel(cupy, kind):
     k = _CUPY.get(kind)
     if k is None:
-        outs, body = _CUDA_BODY[kind]
-        k = _CUPY[kind] = cupy.ElementwiseKernel(
-            "T g, T lr, T h_rescale, T h_clip, T h_wd, T p0, T p1, T p2, T p3, T p4, T p5, "
-            "T p6, T p7",
-            "T " + outs, _CUDA_GRAD + body, "minpy_fused_" + kind)
+        k = _CUPY[kind] = cupy.ElementwiseKernel(*cuda_kernel(kind))
     return k
 
 
 def step_cupy(kind, w, g, s1, s2, h):
     """One GPU tensor updated in place by this kind's ``cupy.ElementwiseKernel``
-    (built once; CuPy caches the compiled binary). ``h`` is a host hyper vector."""
+    (built once; CuPy caches the compiled binary). ``h`` is a host hyper vector.
+
+    Other dtypes than float16/32/64 run :func:`step_numpy` with CuPy; so does a
+    kernel NVRTC rejects (CuPy compiles at the first launch), after one warning
+    naming it.
+    """
     import cupy          # optional: only reached with CuPy arrays
-    dt = w.dtype.type
-    scalars = [dt(v) for v in h[:_P]] + [dt(v) for v in h[_P:_P + 8]]
-    scalars += [dt(0)] * (12 - len(scalars))
-    outs = [x for x in (w, s1, s2) if x is not None]
-    _cupy_kernel(cupy, kind)(g, *scalars, *outs)
+    key = (kind, w.dtype.name)
+    if w.dtype.name in _CUPY_DTYPES and key not in _CUPY_FAILED:
+        dt = w.dtype.type
+        scalars = [dt(v) for v in h[:_P]] + [dt(v) for v in h[_P:_P + 8]]
+        scalars += [dt(0)] * (12 - len(scalars))
+        outs = [x for x in (w, s1, s2) if x is not None]
+        try:
+            _cupy_kernel(cupy, kind)(g, *scalars, *outs)
+            return
+        except compile_errors(cupy) as e:      # raised before the launch: nothing written
+            _CUPY_FAILED[key] = str(e)
+            warnings.warn(f"minpy.nn.optim: the CUDA kernel minpy_fused_{kind} did not "
+                          f"compile for {w.dtype}, so the update runs unfused: "
+                          f"{str(e).strip()[:500]}", RuntimeWarning, stacklevel=2)
+    step_numpy(cupy, kind, w, g, s1, s2, h, (cupy.empty_like(w), cupy.empty_like(w)))

@@ -38,7 +38,9 @@ import numpy
 from .. import numpy as mnp
 from ..core import customop, stop_gradient
 from ..core.array import Array, wait
-from ..dispatch.context import current_context
+from ..dispatch.backend import NUMPY, backend_of
+from ..dispatch.context import cpu, current_context
+from ..dispatch.transfer import move_raw
 from .batchnorm_ops import batchnorm_train
 from .conv import conv2d, max_pool, avg_pool, shape_of, dtype_of
 from .activations import (relu, leaky_relu, sigmoid, tanh, softmax, log_softmax,
@@ -64,20 +66,25 @@ def _check_mode(layer, mode):
 
 
 def _host_min_max(a):
-    """(min, max) of an integer array with one reduction: on the host for CPU arrays,
-    one device reduction (then a two-number copy) otherwise."""
-    ctx = getattr(a, "context", None)
-    if ctx is not None and ctx.device_type != "cpu":
-        both = mnp.stack([mnp.min(a), mnp.max(a)]).asnumpy()
-        return int(both[0]), int(both[1])
-    # the buffer itself, not asnumpy(): a validation, not a value the program uses, so
-    # it is allowed while minpy.jit traces (replays of the trace do not check again)
+    """(min, max) of an integer array with one reduction where it lives: on the host for
+    CPU arrays; for device arrays one device reduction, its device current, then an
+    explicit two-number copy (never an implicit device-to-host conversion).
+
+    Reads the buffer itself, not through minpy calls: a validation, not a value the
+    program uses, so it is allowed while minpy.jit traces (replays of the trace do
+    not check again)."""
     if type(a) is Array:
         wait(a)
         h = a._data
     else:
-        h = numpy.asarray(a)
-    return int(h.min()), int(h.max())
+        h = a if backend_of(a) is not NUMPY else numpy.asarray(a)
+    backend = backend_of(h)
+    if backend is NUMPY:
+        return int(h.min()), int(h.max())
+    with backend.device(backend.device_id(h)):
+        both = backend.xp.stack([backend.xp.min(h), backend.xp.max(h)])
+    lo, hi = move_raw(both, cpu())
+    return int(lo), int(hi)
 
 
 def check_indices(layer, name, idx, size, expected_shape=None, what="class indices"):

@@ -242,7 +242,8 @@ class Optimizer:
                 raise TypeError(f"{where}: the gradient of parameter {name!r} has dtype "
                                 f"{gd.dtype}, which does not cast to the parameter's "
                                 f"dtype {data.dtype}")
-            gd = gd.astype(data.dtype)
+            with backend_of(gd).device(ctx.device_id):
+                gd = gd.astype(data.dtype)
         st = self._state.get(name)
         if st is None or self._bound.get(name) is not data:
             st = self._state_for(where, name, data, ctx)

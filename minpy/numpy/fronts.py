@@ -4,8 +4,9 @@ keep traced arrays traced (the namespace layer; gradient rules live in the
 
 - ``pad``: a callable ``mode`` on a traced array raises ``TypeError`` at the
   call; traced ``constant_values``/``end_values`` lists become one Array.
-- ``piecewise``: on traced input, NumPy's algorithm re-run with minpy indexing
-  (``y[cond] = func(x[cond])``), so the functions see traced arrays.
+- ``piecewise``: on traced input (and, with a GPU, whenever it is given functions),
+  NumPy's algorithm re-run with minpy indexing (``y[cond] = func(x[cond])``), so the
+  functions see traced arrays.
 - ``array``/``asarray``/``asanyarray`` of nested lists holding traced arrays:
   built with ``stack``, level by level (a flat list is recorded as is).
 - one-argument ``where(cond)`` (that is ``nonzero``): never recorded.
@@ -92,7 +93,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 def _piecewise_traced(x, condlist, funclist, *args, **kw):
-    """numpy.piecewise's algorithm with minpy indexing, so traced values stay traced."""
+    """numpy.piecewise's algorithm with minpy indexing, so traced values stay traced and
+    the functions see Arrays where ``x`` lives."""
     x = asanyarray(x)
     n2 = len(funclist)
     condlist = host(condlist)      # what NumPy sees: Arrays as ndarrays
@@ -121,9 +123,12 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """Evaluate a piecewise-defined function. See also numpy.piecewise.
 
     Differentiable: under a gradient tape with traced ``x``, constant values or
-    extra arguments, the functions are called on traced pieces ``x[cond]``.
+    extra arguments, the functions are called on traced pieces ``x[cond]``. With a
+    GPU present, functions in ``funclist`` are called on the pieces as Arrays (CuPy's
+    piecewise takes no functions).
     """
-    if recording() and _traced((x, funclist, args, kw)):
+    if (_process.gpu is not None and (args or kw or any(map(callable, funclist)))) or (
+            recording() and _traced((x, funclist, args, kw))):
         return _piecewise_traced(x, condlist, funclist, *args, **kw)
     return gen.piecewise(x, condlist, funclist, *args, **kw)
 
@@ -221,26 +226,25 @@ def _apply_along_axis_traced(func1d, axis, arr, *args, **kwargs):
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """Apply ``func1d`` to 1-D slices along ``axis``. See also numpy.apply_along_axis.
 
-    Differentiable: under a gradient tape ``func1d`` runs on minpy slices and
-    the results are stacked, so gradients flow through what it does.
+    Differentiable: under a gradient tape (and whenever a GPU is present)
+    ``func1d`` runs on minpy slices and the results are stacked, so gradients flow
+    through what it does.
     """
-    if recording() or _off_host(arr):
+    if recording() or _process.gpu is not None:
         # func1d returns minpy arrays: a backend's apply_along_axis (CuPy's) cannot take
-        # them, so off the host the slices are stacked by minpy too
+        # them, so with a GPU (where the call may run, whatever arr's device) the
+        # slices are stacked by minpy too
         return _apply_along_axis_traced(func1d, axis, arr, *args, **kwargs)
     return gen.apply_along_axis(func1d, axis, arr, *args, **kwargs)
-
-
-def _off_host(x):
-    return type(x) is Array and type(x._data) is not _ndarray
 
 
 def apply_over_axes(func, a, axes):
     """Apply ``func(a, axis)`` repeatedly over ``axes``. See also numpy.apply_over_axes.
 
-    Differentiable: under a gradient tape ``func`` runs on minpy arrays.
+    Differentiable: under a gradient tape (and whenever a GPU is present) ``func``
+    runs on minpy arrays.
     """
-    if not recording() and not _off_host(a):
+    if not recording() and _process.gpu is None:
         return gen.apply_over_axes(func, a, axes)
     val = asarray(a)
     n = val.ndim

@@ -43,7 +43,8 @@ def from_dlpack(x, /, *, device=None, copy=None):
                                f"{device_type} but no GPU backend is available")
         data = g.xp.from_dlpack(x)
         if copy:
-            data = data.copy()
+            with g.device(g.device_id(data)):     # CuPy copies to the current device
+                data = data.copy()
     if device is not None and context_of(data) != device:
         if copy is False:
             raise ValueError(f"from_dlpack: the producer lives on {context_of(data)}, "

@@ -44,8 +44,8 @@ def _scatter_add_forward(xp, g, shape, key):
         out[k] = g
         return out
     if xp is not numpy:                     # index lists as device arrays (empty: integer)
-        k = tuple(xp.asarray(numpy.asarray(e, dtype=None if e else numpy.intp))
-                  if type(e) is list else e for e in k)
+        k = tuple(xp.asarray(e, dtype=None if e else numpy.intp) if type(e) is list else e
+                  for e in k)
     at = getattr(xp.add, "at", None)
     if at is not None:
         at(out, k, g)

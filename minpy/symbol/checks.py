@@ -2,6 +2,7 @@
 import numpy
 
 from .. import numpy as mnp
+from ..core.execute import mutated
 from ..dispatch.context import cpu
 from . import executor
 
@@ -61,7 +62,7 @@ def check_symbol_grad(sym, location, aux_states=None, grad_nodes=None, out_grads
 
     def run():
         for k, v in aux0.items():
-            exe.aux_dict[k]._data[...] = v
+            _write(exe.aux_dict[k], ..., v)
         if seed is not None:
             executor.seed(seed)
         return [o.asnumpy().copy() for o in exe.forward(is_train=is_train)]
@@ -82,15 +83,15 @@ def check_symbol_grad(sym, location, aux_states=None, grad_nodes=None, out_grads
     analytic = {k: exe.grad_dict[k].asnumpy().copy() for k in grad_nodes}
     result = {}
     for k in grad_nodes:
-        x = exe.arg_dict[k]._data
-        num = numpy.zeros(x.shape)
-        for i in numpy.ndindex(x.shape):
-            old = x[i]
-            x[i] = old + eps
+        a = exe.arg_dict[k]
+        num = numpy.zeros(a.shape)
+        for i in numpy.ndindex(a.shape):
+            old = a._data[i]
+            _write(a, i, old + eps)
             fp = f()
-            x[i] = old - eps
+            _write(a, i, old - eps)
             fm = f()
-            x[i] = old
+            _write(a, i, old)
             num[i] = (fp - fm) / (2 * eps)
         result[k] = (analytic[k], num)
         numpy.testing.assert_allclose(analytic[k], num, rtol=rtol, atol=atol,
@@ -110,3 +111,9 @@ def check_symbol_forward(sym, location, expected, aux_states=None, rtol=1e-5, at
         numpy.testing.assert_allclose(o.asnumpy(), e, rtol=rtol, atol=atol,
                                       err_msg=f"output {i}")
     return exe
+
+
+def _write(a, key, value):
+    """``a[key] = value`` on the host buffer of the CPU Array ``a``, recorded as a write."""
+    a._data[key] = value
+    mutated(a)

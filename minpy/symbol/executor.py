@@ -9,7 +9,9 @@ external entry, and prepares one closure per node.  ``forward`` and
 (``minpy.engine.push(fn, reads, writes)``); every storage block has one
 engine Var, so the reuse of a block by a later entry is an ordinary
 read/write dependency.  Both wait for the arrays they produce before
-returning, so results are ready (and errors raised) at the API boundary.
+returning -- on a GPU, for the device's queued kernels too -- so results are
+ready (and errors raised) at the API boundary (``backward(wait=False)`` does
+not wait; ``wait_to_read`` on a gradient does).
 
     exe = net.simple_bind(minpy.cpu(), data=(32, 784))
     exe.forward(is_train=True, data=x, softmax_label=y)
@@ -23,24 +25,34 @@ import numpy
 from .. import engine
 from ..core.array import Array, new
 from ..core.async_work import var_of
+from ..core.execute import mutated
+from ..dispatch.backend import backend_of
 from ..dispatch.context import current_context
 from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
 from .graph_plan import GraphPlan
 from .registry import RunCtx
 
-__all__ = ["Executor", "seed"]
+__all__ = ["Executor", "seed", "device_scope"]
 
 
 # ------------------------------------------------------------------- random
 class _Rng:
-    """The generator of one device, guarded by an engine Var (draws run in push order)."""
+    """The generator of one device, guarded by an engine Var (draws run in push order).
 
-    def __init__(self, xp, seed=None):
-        self.xp = xp
+    Made (and reseeded) with its device current: a device generator keeps its state
+    on the device that was current when it was made."""
+
+    def __init__(self, ctx, seed=None):
+        self.backend, self.device_id = backend_for(ctx), ctx.device_id
         self.var = engine.new_var("symbol-rng")
-        self.gen = xp.random.default_rng(seed)
+        self.reseed(seed)
+
+    def reseed(self, seed):
+        with self.backend.device(self.device_id):
+            self.gen = self.backend.xp.random.default_rng(seed)
 
     def random(self, shape):
+        # (called by Dropout inside its step, which runs with the device current)
         return self.gen.random(shape)
 
 
@@ -48,11 +60,11 @@ _rngs = {}
 _rng_lock = threading.Lock()
 
 
-def _rng_for(ctx, xp):
+def _rng_for(ctx):
     with _rng_lock:
         r = _rngs.get(ctx)
         if r is None:
-            r = _rngs[ctx] = _Rng(xp)
+            r = _rngs[ctx] = _Rng(ctx)
         return r
 
 
@@ -61,10 +73,10 @@ def seed(seed_state):
     with _rng_lock:
         for r in _rngs.values():
             engine.wait_for(r.var)
-            r.gen = r.xp.random.default_rng(seed_state)
+            r.reseed(seed_state)
         ctx = current_context()
         if ctx not in _rngs:
-            _rngs[ctx] = _Rng(backend_for(ctx).xp, seed_state)
+            _rngs[ctx] = _Rng(ctx, seed_state)
 
 
 # ----------------------------------------------------------------- helpers
@@ -146,7 +158,8 @@ class Executor:
                              mirror)
         elif plan.symbol is not symbol:
             raise ValueError("bind: plan= was made for another symbol")
-        self._setup(plan, ctx, args, grads, aux)
+        with backend_for(ctx).device(ctx.device_id):     # views and fills of device memory
+            self._setup(plan, ctx, args, grads, aux)
 
     @classmethod
     def simple(cls, symbol, ctx=None, grad_req="write", type_dict=None, plan_memory=None,
@@ -193,7 +206,7 @@ class Executor:
         for k, g in grads.items():
             self._grads[k] = g
             if k not in plan.grad_entry and plan.grad_req.get(k) == "write":
-                g._data.fill(0)        # no gradient reaches it: it is zero
+                _fill(g, 0)        # no gradient reaches it: it is zero
         for e in list(plan.head_grad_entry.values()) + plan.heads:
             if hold[e] is None:
                 hold[e] = new(alloc(xp.zeros, plan.shapes[e], plan.dtypes[e]))
@@ -219,10 +232,9 @@ class Executor:
         self._hold = hold
         self._blocks = blocks
         self._vars = [None if h is None else var_of(h) for h in hold]
-        rng = _rng_for(ctx, xp)
-        device = None if ctx.device_type == "cpu" else ("gpu", ctx.device_id)
-        self._device = device
-        rc = {True: RunCtx(xp, True, rng), False: RunCtx(xp, False, rng)}
+        rng = _rng_for(ctx)
+        self._device = None if ctx.device_type == "cpu" else ("gpu", ctx.device_id)
+        rc = {t: RunCtx(xp, t, rng, backend, ctx.device_id) for t in (True, False)}
         self._fwd = {t: [self._step(nid, rc[t], rng) for nid in plan.order[:plan.n_forward]]
                      for t in (True, False)}
         # recomputed nodes replay the mode of the last forward
@@ -265,21 +277,31 @@ class Executor:
                 raise RuntimeError(f"mirror: {op.name} {node.name!r} cannot be recomputed")
             if op.mutates_aux:              # replay on scratch copies of the aux states
                 forward = _replay_on_scratch(forward, node.num_args, self._xp)
-        else:
+        written = outs
+        if nid not in plan.origin:
             if op.mutates_aux and rc.is_train:
                 writes += reads[node.num_args:]
+                written = outs + ins[node.num_args:]
             if op.uses_rng:
                 writes.append(rng.var)
-        if self._ctx.device_type == "cpu":
-            def run():
-                forward(rc, attrs, [a._data for a in ins], [a._data for a in outs])
-        else:       # engine workers are plain threads: make the device current
-            device, dev_id = backend_for(self._ctx).device, self._ctx.device_id
 
-            def run():
-                with device(dev_id):
-                    forward(rc, attrs, [a._data for a in ins], [a._data for a in outs])
-        return run, reads, writes, f"{op.name}:{node.name}"
+        def run():
+            forward(rc, attrs, [a._data for a in ins], [a._data for a in outs])
+            for a in written:       # copies of them on other devices are stale now
+                mutated(a)
+        return self._on_device(run), reads, writes, f"{op.name}:{node.name}"
+
+    def _on_device(self, fn):
+        """``fn`` run with the executor's device current (engine workers are plain
+        threads, and a device array is only usable with its own device current)."""
+        if self._ctx.device_type == "cpu":
+            return fn
+        device, dev_id = backend_for(self._ctx).device, self._ctx.device_id
+
+        def on_device():
+            with device(dev_id):
+                return fn()
+        return on_device
 
     # ----------------------------------------------------------------- running
     def _push_all(self, steps):
@@ -299,8 +321,9 @@ class Executor:
 
         def copy():
             d[...] = src
+            mutated(dst)
         reads = [var_of(value)] if isinstance(value, Array) and value is not dst else []
-        engine.push(copy, reads, [var_of(dst)], "copy_in", self._device)
+        engine.push(self._on_device(copy), reads, [var_of(dst)], "copy_in", self._device)
 
     def forward(self, is_train=False, **kwargs):
         """Run the forward graph; keyword arrays are copied into ``arg_dict`` first.
@@ -321,6 +344,7 @@ class Executor:
         self._wait(self.plan.heads)
         if is_train:
             self._wait(self.plan.aux_entry.values())
+        self._synchronize()
         self._forwarded = True
         return self.outputs
 
@@ -351,18 +375,25 @@ class Executor:
             g = None if out_grads is None else out_grads[i]
             h = self._hold[e]
             if g is None:
-                engine.push(lambda d=h._data: d.fill(1), (), [self._vars[e]], "ones",
-                            self._device)
+                engine.push(self._on_device(lambda h=h: _fill(h, 1)), (), [self._vars[e]],
+                            "ones", self._device)
             else:
                 self._copy_in(h, g, f"backward: out_grads[{i}]")
         self._push_all(self._bwd_of[self._train_forward])
         self._forwarded = False
         if wait:
             self._wait(self.plan.grad_entry.values())
+            self._synchronize()
 
     def _wait(self, entries):
         for e in entries:
             engine.wait_for(self._vars[e])
+
+    def _synchronize(self):
+        """Wait for the kernels the steps queued on the executor's GPU (the engine's
+        ops return once their kernels are launched)."""
+        if self._ctx.device_type != "cpu":
+            backend_for(self._ctx).synchronize(self._ctx.device_id)
 
     # ------------------------------------------------------------------- access
     @property
@@ -391,6 +422,7 @@ class Executor:
                     raise ValueError(f"copy_params_from: {k!r} is not an {what} of the "
                                      "symbol (allow_extra_params=True ignores it)")
         engine.waitall()
+        self._synchronize()
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **shapes):
         """A new executor for new input shapes sharing this one's arrays.
@@ -455,6 +487,20 @@ def _replay_on_scratch(forward, num_args, xp):
             aux.append(s)
         forward(rc, attrs, list(ins[:num_args]) + aux, outs)
     return replay
+
+
+def device_scope(data):
+    """A context manager making the device of backend array ``data`` current (nothing
+    on the host): device memory is only usable with its own device current."""
+    backend = backend_of(data)
+    return backend.device(backend.device_id(data))
+
+
+def _fill(arr, value):
+    """Set every element of Array ``arr`` to ``value`` (its device current), recorded
+    as a write."""
+    arr._data[...] = value
+    mutated(arr)
 
 
 def _allocator(ctx):

@@ -36,7 +36,9 @@ copies out the gradients of the arguments that are traced.
   returns its executor at once.  Outputs and gradients are copies: they stay
   valid when the executor runs again.
 - Aux states (BatchNorm moving statistics) belong to the Function
-  (``aux_params``) and are shared by all its executors.  Training mode
+  (``aux_params``) and are shared by all its executors; a call on another
+  device moves them there in place (the same Arrays, a counted copy), so a
+  reference to an ``aux_params`` entry always sees the updates.  Training mode
   (BatchNorm batch statistics and moving-stat updates, Dropout) is on when a
   gradient tape is recording in this thread, unless fixed by ``f.train()`` /
   ``f.eval()`` or per call with ``is_train=``.
@@ -54,13 +56,15 @@ import threading
 import numpy
 
 from .. import numpy as mnp
-from ..core.array import Array, new
+from .. import engine
+from ..core.array import Array, new, wait
+from ..core.execute import mutated
 from ..core.primitive import Primitive
 from ..core import tape as _tape
 from ..dispatch.context import current_context
-from ..dispatch.transfer import backend_for, context_of
+from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
 from .graph_plan import GraphPlan
-from .executor import Executor
+from .executor import Executor, device_scope
 from .registry import ShapeError
 from .trace import current_tracer
 
@@ -198,13 +202,14 @@ class Function:
     def _forward(self, **kwargs):
         call = kwargs.pop(_STATE)
         bound = self._bound_for(kwargs, call.need)
+        self._aux_on(bound.ctx)
         exe = bound.take()
         try:
             outs = exe.forward(is_train=call.is_train, **kwargs)
         except BaseException:
             bound.give(exe)
             raise
-        result = tuple(new(o._data.copy()) for o in outs)
+        result = tuple(new(_copied(o._data)) for o in outs)
         if call.need:
             call.hold(bound, exe, kwargs)
         else:
@@ -248,13 +253,27 @@ class Function:
                 self.bind_count += 1
             return b
 
+    def _aux_on(self, ctx):
+        """Move the aux states to ``ctx``, where a call runs, as the same Arrays (a
+        counted copy): every executor and every holder of an ``aux_params`` entry
+        keeps seeing one set of states, whichever device the calls run on."""
+        with self._lock:
+            for a in self.aux_params.values():
+                if not _same_device(context_of(a._data), ctx):
+                    wait(a)                 # pushed work on the old buffer finishes first
+                    a._data = data_on(a, ctx)
+                    mutated(a)
+                    if a._var is not None:
+                        engine.bind_storage(a._data, a._var)
+
     def _aux_for(self, plan, ctx):
         # the shared aux Arrays, converted once if a plan needs another dtype or device
         aux = {}
         for n, e in plan.aux_entry.items():
             a = self.aux_params[n]
             shape, dtype = tuple(plan.shapes[e]), plan.dtypes[e]
-            if tuple(a.shape) != shape or a.dtype != dtype or context_of(a._data) != ctx:
+            if tuple(a.shape) != shape or a.dtype != dtype or \
+                    not _same_device(context_of(a._data), ctx):
                 a = self.aux_params[n] = _alloc(ctx, shape, dtype,
                                                 a.asnumpy() if tuple(a.shape) == shape else 0)
             aux[n] = a
@@ -265,8 +284,11 @@ class Function:
         self._check_names(values, self.aux_names, "set_aux_params")
         for k, v in values.items():
             a = self.aux_params[k]
-            a._data[...] = backend_for(context_of(a._data)).xp.asarray(
-                v.asnumpy() if isinstance(v, Array) else numpy.asarray(v))
+            src = move_raw(numpy.asarray(v.asnumpy() if isinstance(v, Array) else v),
+                           context_of(a._data))
+            with device_scope(a._data):
+                a._data[...] = src
+            mutated(a)
 
     # --------------------------------------------------------------- helpers
     def get_params(self, init="xavier", seed=None, dtype=None):
@@ -328,6 +350,16 @@ class Function:
                 f"{self.bind_count} bind(s), {self.num_executors} executor(s)>")
 
 
+def _same_device(a, b):
+    return a == b or (a.device_type == "cpu" and b.device_type == "cpu")
+
+
+def _copied(data):
+    """A copy of backend array ``data`` on its own device (CuPy copies to the current one)."""
+    with device_scope(data):
+        return data.copy()
+
+
 def _to_array(v):
     return mnp.asarray(v)
 
@@ -336,7 +368,7 @@ def _alloc(ctx, shape, dtype, fill=0):
     backend = backend_for(ctx)
     with backend.device(ctx.device_id):
         a = backend.xp.empty(shape, dtype)
-        a[...] = backend.xp.asarray(fill) if isinstance(fill, numpy.ndarray) else fill
+        a[...] = move_raw(fill, ctx) if isinstance(fill, numpy.ndarray) else fill
     return new(a)
 
 
@@ -410,7 +442,7 @@ class _Call:
             out_grads.append(o)
         try:
             exe.backward(out_grads)
-            self.grads = {n: new(exe.grad_dict[n]._data.copy())
+            self.grads = {n: new(_copied(exe.grad_dict[n]._data))
                           for n in self.need if n in plan.grad_entry}
         finally:
             self.release()
@@ -427,8 +459,9 @@ class _Call:
         if self.is_train and fn._is_stochastic(bound.plan):
             raise RuntimeError(f"Function {fn.name!r}: a second backward through one training "
                                "call of a stochastic symbol (Dropout) cannot replay its forward")
+        fn._aux_on(bound.ctx)
         exe = bound.take()
-        saved = {k: a._data.copy() for k, a in exe.aux_dict.items()} if self.is_train else {}
+        saved = {k: _copied(a._data) for k, a in exe.aux_dict.items()} if self.is_train else {}
         try:
             exe.forward(is_train=self.is_train, **self.inputs)
         except BaseException:
@@ -436,7 +469,10 @@ class _Call:
             raise
         finally:
             for k, d in saved.items():          # the replay must not update aux states again
-                exe.aux_dict[k]._data[...] = d
+                a = exe.aux_dict[k]
+                with device_scope(d):
+                    a._data[...] = d
+                mutated(a)
         self.exe = exe
 
 

@@ -194,14 +194,17 @@ def _fused_forward(rc, attrs, ins, outs):
         prog = state["programs"][dtype] = _build_program(attrs, dtype)
     shape = outs[0].shape
     mode = _kernel_mode()
-    if mode != "never" and all(o.shape == shape for o in outs):
+    # kernels are compiled for NumPy (numba) and CuPy; another namespace evaluates
+    target = "numpy" if xp is numpy else "cupy" if getattr(xp, "__name__", "") == "cupy" \
+        else None
+    if mode != "never" and target is not None and all(o.shape == shape for o in outs):
         key = (xp.__name__, shape) + tuple((a.shape, a.dtype.str) for a in ins)
         k = state["kernels"].get(key, False)
         if k is False:
             k = None
             try:
                 k = fusion.compile_program(prog, [a.dtype for a in ins], [a.shape for a in ins],
-                                           shape, "cupy" if xp is not numpy else "numpy")
+                                           shape, target)
                 if [numpy.dtype(d) for d in k.out_dtypes] != [o.dtype for o in outs]:
                     k = None            # evaluate raises NumPy's casting error
             except (TypeError, ValueError):

@@ -545,7 +545,10 @@ def compile_program(program, in_dtypes, in_shapes, out_shape, backend_name="nump
         pattern (numba's on-disk cache under :func:`cache_dir`).
     Raises:
         ValueError: shapes that do not broadcast to ``out_shape``; TypeError:
-        an instruction without a NumPy loop for its operand dtypes.
+        an instruction without a NumPy loop for its operand dtypes, or (backend
+        ``"cupy"``) ``fusion_cuda.Unsupported``: a dtype, instruction or constant
+        the CUDA kernel cannot compute as NumPy does (run ``evaluate`` instead).
+        A CUDA kernel NVRTC rejects warns once and runs ``evaluate`` itself.
     """
     if len(in_dtypes) != program.n_inputs or len(in_shapes) != program.n_inputs:
         raise ValueError(f"fusion.compile_program: the program has {program.n_inputs} "

@@ -11,15 +11,18 @@ The first call with a new *signature* -- the arguments' tree structure
 (``minpy.core.tree``: lists, tuples, dicts, OrderedDicts, defaultdicts,
 namedtuples, None and registered types), each array's shape, dtype and
 device, which arguments are the same array, and the values of the other
-leaves -- runs the function once while recording every call it makes, its
-gradient's backward pass included (``minpy.symbol.trace``), and returns that
-run's results.  The recording becomes a program
-(``minpy.symbol.jit_program``): constants folded, dead steps dropped,
-elementwise chains fused into compiled kernels where that measures faster,
-results written into buffers planned once (in place and shared by lifetimes;
-donated arguments' buffers reused), compiled to one Python function.  Later
-calls with that signature replay the program: no tape, no dispatch, no
-temporaries beyond the function's results.
+leaves (with a GPU present, also the device policy and the ``with ctx:``
+device, which decide where its calls run) -- runs the function once while
+recording every call it makes, its gradient's backward pass included
+(``minpy.symbol.trace``), and returns that run's results.  The recording
+becomes a program (``minpy.symbol.jit_program``): constants folded, dead
+steps dropped, elementwise chains fused into compiled kernels where that
+measures faster, results written into buffers planned once (in place and
+shared by lifetimes; donated arguments' buffers reused), compiled to one
+Python function.  Fusion and planning apply to the calls that ran on the
+host, GPU present or not; a call that ran on a GPU replays through minpy's
+dispatch on its device.  Later calls with that signature replay the program:
+no tape, no dispatch, no temporaries beyond the function's results.
 
 What is static and what is traced:
 
@@ -78,7 +81,9 @@ from ..core import tape as _tape
 from ..core import tree
 from ..core.async_work import var_of
 from ..core.array import Array, new, wait
+from ..core.execute import mutated
 from ..dispatch import state
+from ..dispatch.context import explicit_context
 from ..dispatch.transfer import context_of
 from .jit_fuse import fuse_steps
 from .jit_guards import scan as scan_guards
@@ -246,7 +251,11 @@ class JitFunction:
             # host arrays by type (hashing a Context per array cost ~1 us a call)
             metas.append((d.shape, d.dtype,
                           "cpu" if type(d) is numpy.ndarray else context_of(d)))
-        return (tuple(key), tuple(order), tuple(metas)), arrays, order
+        # with a GPU, where calls run (so which replay as NumPy calls) depends on the
+        # policy and the ``with ctx:`` device too
+        where = None if state.process.gpu is None else (state.process.policy,
+                                                         explicit_context())
+        return (tuple(key), tuple(order), tuple(metas), where), arrays, order
 
     def _arg_key(self, a, arrays, where):
         """The signature part of argument ``a`` (a tree: structure and leaves);
@@ -450,6 +459,7 @@ def _push_replay(prog, inputs):
     def run():
         for r, data in zip(results, prog.run(inputs)):
             r._data = data
+            mutated(r)                          # (no copy of the stand-in may survive)
             engine.bind_storage(data, r._var)   # views of the new buffer order with r
     engine.push(run, reads=reads, writes=writes, name=f"jit {prog.name}")
     return results

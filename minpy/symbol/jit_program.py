@@ -50,9 +50,12 @@ class Program:
     """A compiled trace (see module doc).
 
     Attributes: ``code`` (the generated source), ``out_meta`` (each output's
-    shape and dtype), ``steps`` (kept steps),
+    shape and dtype), ``num_steps`` (kept steps; ``traced_steps`` recorded),
     ``planned_bytes`` (the arena), ``unplanned_bytes`` (bytes of step results
     allocated at each call), ``folded`` (constants), ``fused`` (kernels made),
+    ``step_kinds`` (each kept step's kind: 'raw' NumPy calls, 'fused' kernels,
+    'generic' calls through the front door -- those that ran on a GPU -- and
+    'opaque' ones),
     ``captures`` (the captured Arrays and their signature).
     """
 
@@ -133,7 +136,8 @@ def build_program(tracer, input_slots, out_slots, donate=(), fuse=None, plan=Tru
     unplanned = sum(slots[k].nbytes for k in made)
     stats = dict(plan_stats, arena=arena, unplanned_bytes=unplanned, folded=len(folded),
                  num_steps=len(live_steps), traced_steps=len(steps),
-                 fused=sum(1 for st in live_steps if st.kind == "fused"))
+                 fused=sum(1 for st in live_steps if st.kind == "fused"),
+                 step_kinds=[st.kind for st in live_steps])
     stats["out_meta"] = [(slots[k].shape, slots[k].dtype) for k in out_slots]
     stats["name"] = name
     prog = Program(fn, src, captures, written_inputs, written_captures, list(out_slots), stats)

@@ -286,7 +286,7 @@ def _pad_bwd(rc, attrs, ins, outs):
             continue
         src = numpy.pad(numpy.arange(n), (a, b), mode=attrs["mode"])
         acc = xp.zeros(g.shape[:ax] + (n,) + g.shape[ax + 1:], dtype=g.dtype)
-        scatter_add(xp, xp.moveaxis(acc, ax, 0), xp.asarray(src), xp.moveaxis(g, ax, 0))
+        scatter_add(xp, xp.moveaxis(acc, ax, 0), rc.from_host(src), xp.moveaxis(g, ax, 0))
         g = acc
     copy_into(xp, out, g)
 

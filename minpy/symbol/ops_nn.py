@@ -289,7 +289,7 @@ def _pool_fwd(rc, attrs, ins, outs):
     else:
         ck.pool2d_forward(xp, x, k, s, p, "sum", o, out=out)
         if kind == "avg":
-            out /= xp.asarray(_pool_counts(attrs, x.shape[2:], k, s, p, o), dtype=out.dtype)
+            out /= rc.from_host(_pool_counts(attrs, x.shape[2:], k, s, p, o), out.dtype)
 
 
 def _pool_bwd_fwd(rc, attrs, ins, outs):
@@ -310,7 +310,7 @@ def _pool_bwd_fwd(rc, attrs, ins, outs):
         dx *= x ** (q - 1)
     else:
         if kind == "avg":
-            og = og / xp.asarray(_pool_counts(attrs, x.shape[2:], k, s, p, o), dtype=og.dtype)
+            og = og / rc.from_host(_pool_counts(attrs, x.shape[2:], k, s, p, o), og.dtype)
         ck.pool2d_backward(xp, og, x, k, s, p, "sum", o, dx=dx)
 
 

@@ -10,7 +10,8 @@ import math
 import numpy
 
 from .registry import (Bool, Choice, Float, Mismatch, OpDef, Param, assign, bwd_shape,
-                       copy_into, grad_type, make_node, register, same_shape, same_type)
+                       copy_into, grad_type, host_copy, make_node, register, same_shape,
+                       same_type)
 
 __all__ = []
 
@@ -95,10 +96,11 @@ def _check_labels(xp, attrs, lab, label_shape, nclass):
     ignore = attrs["ignore_label"] if attrs["use_ignore"] else None
     if ignore is not None:
         ok |= lab == ignore
-    if bool(ok.all()):
+    if bool(host_copy(xp, ok.all())):
         return
-    first = int(xp.argmin(ok.reshape(-1)))                         # the first False
-    value = float(lab.reshape(-1)[first])
+    ok, lab = host_copy(xp, ok).reshape(-1), host_copy(xp, lab).reshape(-1)
+    first = int(numpy.argmin(ok))                                  # the first False
+    value = float(lab[first])
     where = tuple(int(i) for i in numpy.unravel_index(first, tuple(label_shape)))
     shown = f"{value:g}" if value == value else "nan"
     allowed = f"an integer class index in [0, {nclass})"
@@ -140,7 +142,7 @@ def _sm_bwd_fwd(rc, attrs, ins, outs):
         g = g * xp.logical_not(ignored)[..., None]
     norm = attrs["normalization"]
     count = {"batch": lab.shape[0] if multi else lab.size,
-             "valid": max(int(lab.size - int(ignored.sum())), 1)}.get(norm, 1)
+             "valid": max(int(lab.size - int(host_copy(xp, ignored.sum()))), 1)}.get(norm, 1)
     if multi and norm != "valid":
         count *= pm.shape[1]                # MXNet divides by the spatial size too
     g = g * p.dtype.type(scale / count)

@@ -428,12 +428,8 @@ def _emb_fwd(rc, attrs, ins, outs):
 
 
 def scatter_add(xp, dst, idx, src):
-    """dst[idx] += src with repeated indices accumulated (numpy.add.at / cupyx)."""
-    if xp is numpy:
-        numpy.add.at(dst, idx, src)
-    else:   # pragma: no cover - GPU only
-        import cupyx
-        cupyx.scatter_add(dst, idx, src)
+    """dst[idx] += src with repeated indices accumulated (``add.at``: NumPy's, CuPy's)."""
+    xp.add.at(dst, idx, src)
 
 
 def _emb_bwd_fwd(rc, attrs, ins, outs):

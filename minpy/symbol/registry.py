@@ -32,6 +32,7 @@ Every symbolic operator is an :class:`OpDef` registered once in ``OPS``:
 import ast
 import threading
 
+import numpy
 
 from . import mxnet_json
 from .graph import Node
@@ -320,12 +321,22 @@ def bwd_shape(attrs, ins, outs):
 # --------------------------------------------------------------- kernels
 class RunCtx:
     """What a forward function gets besides its arrays: the backend namespace
-    ``xp``, whether this is a training pass, and the random generator."""
+    ``xp``, whether this is a training pass, the random generator, and the
+    ``backend`` and ``device_id`` it runs on (for :meth:`from_host`)."""
 
-    __slots__ = ("xp", "is_train", "rng")
+    __slots__ = ("xp", "is_train", "rng", "backend", "device_id")
 
-    def __init__(self, xp, is_train=False, rng=None):
+    def __init__(self, xp, is_train=False, rng=None, backend=None, device_id=0):
         self.xp, self.is_train, self.rng = xp, is_train, rng
+        self.backend, self.device_id = backend, device_id
+
+    def from_host(self, host, dtype=None):
+        """NumPy array ``host`` (cast to ``dtype``) on this run's device: itself on the
+        host, else one explicit, counted host-to-device copy."""
+        host = numpy.asarray(host, dtype=dtype)
+        if self.xp is numpy or self.backend is None:
+            return host
+        return self.backend.from_host(numpy.ascontiguousarray(host), self.device_id)
 
 
 def copy_into(xp, out, val):
@@ -336,6 +347,12 @@ def copy_into(xp, out, val):
     if val.size == out.size and val.dtype == out.dtype and xp.may_share_memory(val, out):
         return
     out[...] = val.reshape(out.shape) if val.shape != out.shape and val.size == out.size else val
+
+
+def host_copy(xp, a):
+    """``a`` (an array of namespace ``xp``) as a host ``numpy.ndarray``: itself for
+    NumPy, one explicit device-to-host copy otherwise (never an implicit conversion)."""
+    return a if xp is numpy else xp.asnumpy(a)
 
 
 def matmul_into(xp, a, b, out):

@@ -86,9 +86,10 @@ class Slot:
 class Step:
     """One recorded call.
 
-    ``kind``: 'raw' (``fn`` called on backend arrays: the CPU path), 'generic'
-    (the primitive run through the front door on Arrays: other devices, custom
-    placements) or 'opaque' (``fn(*backend arrays) -> tuple of backend arrays``);
+    ``kind``: 'raw' (``fn``, the NumPy function, called on host arrays: a call that
+    ran on the host, GPU or not), 'generic' (the primitive run through the front
+    door on Arrays: a call that ran on a GPU) or 'opaque'
+    (``fn(*backend arrays) -> tuple of backend arrays``);
     ``args``/``kwargs``: templates with :class:`Ref` for slots; ``outs``:
     ``[(position or None, slot)]``; ``writes``: slots written in place;
     ``as0d``: slots whose value is a NumPy scalar to turn into a 0-d array.
@@ -215,9 +216,9 @@ class Tracer:
         reads = []
         targs = self._template(tuple(args), reads)
         tkw = self._template(dict(kwargs), reads) if kwargs else {}
-        if state.process.cpu_only:
-            fn = prim.host_fn if prim.host_fn is not None else prim.backend_impl(NUMPY)
-            kind = "raw"
+        host_fn = prim.host_fn if prim.host_fn is not None else prim.backend_impl(NUMPY)
+        if host_fn is not None and self._ran_on_host(reads, args, kwargs, res):
+            fn, kind = host_fn, "raw"
         else:
             fn, kind = prim, "generic"
         step = Step(kind, prim, fn, targs, tkw, reads, prim.qualname)
@@ -258,6 +259,25 @@ class Tracer:
             self._untraceable(f"calls {prim.qualname}, which returns a Python "
                               f"{type(res).__name__} computed from traced arrays,")
         self.steps.append(step)
+
+    def _ran_on_host(self, reads, args, kwargs, res):
+        """True when a call read and made host (NumPy) buffers only: its replay calls
+        NumPy directly (planned, fused), as on a machine without a GPU, while calls
+        that ran on a GPU replay through the front door (dispatch on their devices)."""
+        if state.process.cpu_only:
+            return True
+        slots = self.slots
+        if any(type(slots[k].value) is not numpy.ndarray for k in reads):
+            return False
+        gpu = state.process.gpu
+        for v in tree.leaves((args, kwargs, res)):
+            t = type(v)
+            if t is Array:
+                if type(v._data) is not numpy.ndarray:
+                    return False
+            elif t is not numpy.ndarray and gpu is not None and gpu.owns(v):
+                return False
+        return True
 
     def _output(self, step, pos, arr, reads, dynamic, index):
         raw = arr._data

@@ -1,0 +1,345 @@
+"""What the GPU backend cannot run as NumPy wrote it, and how minpy runs it anyway.
+
+CuPy is not NumPy: it lacks some functions, keywords, ufunc methods and dtypes
+(its API table, :mod:`minpy.dispatch.cupy_api`, says which), returns plain
+tuples where NumPy returns namedtuples, and ``x[i]`` is a 0-d *view*. This
+module answers, for one call headed for the GPU:
+
+- :func:`refusal`: why the GPU backend cannot run it (the call then takes the
+  counted, warned CPU fallback), or None;
+- :func:`equivalent`: a GPU body for a NumPy-only keyword that has one
+  (``reshape(shape=, copy=)``, ``std/var(correction=)``, ``sum/prod/mean(where=,
+  initial=)``), so those stay on the device;
+- :func:`as_numpy_result`: the result in NumPy's form (namedtuples, 0-d copies).
+"""
+import numpy
+from numpy.lib import _arraysetops_impl as _sets
+from numpy.linalg import _linalg
+
+from .array import Array
+
+__all__ = ["refusal", "equivalent", "substitute", "as_numpy_result", "legacy_operands",
+           "check_bounds"]
+
+_ndarray = numpy.ndarray
+_NO_VALUE = numpy._NoValue
+
+# minpy's own forward bodies (not a backend function of that name): only dtypes matter
+_OWN_FORWARDS = frozenset({"scatter_add", "index_update"})
+
+# index tricks whose key CuPy may refuse (slices, string directives)
+_INDEX_TRICKS = frozenset({"r_", "c_"})
+
+# NumPy's namedtuple results (CuPy returns plain tuples)
+_NAMED = {
+    "linalg.eig": _linalg.EigResult, "linalg.eigh": _linalg.EighResult,
+    "linalg.qr": _linalg.QRResult, "linalg.svd": _linalg.SVDResult,
+    "linalg.slogdet": _linalg.SlogdetResult, "unique_all": _sets.UniqueAllResult,
+    "unique_counts": _sets.UniqueCountsResult, "unique_inverse": _sets.UniqueInverseResult,
+}
+
+
+def refusal(gpu, prim, args, kwargs, leaves):
+    """Why ``gpu`` cannot run ``prim(*args, **kwargs)`` (``leaves``: the arguments'
+    tree leaves), or None. A keyword with a GPU :func:`equivalent` is no refusal."""
+    dtypes = [a._data.dtype if type(a) is Array else a.dtype for a in leaves
+              if type(a) is Array or type(a) is _ndarray]
+    q = prim.qualname
+    for dt in dtypes:
+        if not gpu.holds(dt):
+            return f"{gpu.name} cannot hold dtype {dt}"
+    if q in _OWN_FORWARDS:
+        return None
+    if q in _INDEX_TRICKS:
+        r = gpu.refuses_key(q, args[0])
+        if r is not None:
+            return r
+    if q in _SUBSTITUTES and substitute(prim, kwargs) is not None:
+        return None
+    reason = gpu.refuses(q, len(args), kwargs, dtypes)
+    if reason is not None and kwargs:
+        eq = _EQUIVALENTS.get(q)
+        if eq is not None and gpu.refuses(q, len(args), _without(kwargs, eq[0]), dtypes) is None:
+            return None
+    return reason
+
+
+def _without(kwargs, names):
+    return {k: v for k, v in kwargs.items() if k not in names}
+
+
+def equivalent(prim, kwargs):
+    """A ``body(xp, *args, **kwargs)`` for ``prim`` on the GPU when ``kwargs`` holds a
+    NumPy-only keyword with a GPU equivalent, else None."""
+    eq = _EQUIVALENTS.get(prim.qualname)
+    if eq is None or not any(k in eq[0] for k in kwargs):
+        return None
+    return eq[1]
+
+
+def substitute(prim, kwargs):
+    """A ``body(xp, *args, **kwargs)`` composed of CuPy functions for a NumPy function
+    CuPy lacks (``unstack``, ``matvec``, ``vecmat``), when it handles ``kwargs``; else None."""
+    sub = _SUBSTITUTES.get(prim.qualname)
+    if sub is None or (kwargs and not kwargs.keys() <= sub[0]):
+        return None
+    return sub[1]
+
+
+def as_numpy_result(prim, res):
+    """``res`` of a GPU call in NumPy's form: NumPy's namedtuple types; a 0-d
+    ``x[i]`` copied (CuPy returns a view, so a later write to ``x`` would show)."""
+    q = prim.qualname
+    if isinstance(res, tuple):
+        named = _NAMED.get(q)
+        if named is not None and type(res) is not named and len(res) == len(named._fields):
+            return named(*res)
+        return res
+    if q == "ndarray.__getitem__" and getattr(res, "ndim", None) == 0:
+        return res.copy()
+    return res
+
+
+def legacy_operands(backend, args, nin, device_id):
+    """The first ``nin`` ufunc operands with NumPy scalars made 0-d device arrays, for a
+    backend that promotes scalars by value (CuPy 13: ``f32 * numpy.float64(2)`` would be
+    float32; NumPy 2 says float64, as for any array)."""
+    if not any(isinstance(a, numpy.generic) for a in args[:nin]):
+        return args
+    return [backend.asarray(a, device_id) if i < nin and isinstance(a, numpy.generic) else a
+            for i, a in enumerate(args)]
+
+
+# ------------------------------------------------------------ index bounds
+def _key_axes(ndim, key):
+    """(item, axis) of each item of an indexing ``key`` that is an integer array or list."""
+    items = key if type(key) is tuple else (key,)
+
+    def width(i):
+        if i is None or i is Ellipsis:
+            return 0
+        dt = getattr(i, "dtype", None)
+        return i.ndim if dt is not None and dt == bool else 1
+    used = sum(map(width, items))
+    axis, out = 0, []
+    for i in items:
+        if i is Ellipsis:
+            axis += ndim - used
+            continue
+        w = width(i)
+        if w == 1 and (type(i) is list or getattr(getattr(i, "dtype", None), "kind", "") in "iu"
+                       and getattr(i, "ndim", 0) > 0):
+            out.append((i, axis))
+        axis += w
+    return out
+
+
+def _host_ints(seq):
+    return all(type(e) is int or (type(e) is list and _host_ints(e)) for e in seq)
+
+
+def _out_of_bounds(backend, idx, n):
+    if type(idx) is list and not _host_ints(idx):
+        return False            # bools, slices, device scalars: CuPy's own checks
+    if type(idx) is list or type(idx) is _ndarray:
+        h = numpy.asarray(idx)
+        return h.size and h.dtype.kind in "iu" and bool(((h < -n) | (h >= n)).any())
+    xp = backend.xp
+    return bool(backend.to_host(xp.any(xp.logical_or(idx < -n, idx >= n))))
+
+
+def check_bounds(backend, prim, args, kwargs):
+    """Raise NumPy's IndexError for an out-of-range integer-array index on the GPU:
+    CuPy's fancy indexing and ``take`` wrap such indices around silently. (One
+    device -> host sync per integer-array index.)"""
+    q = prim.qualname
+    if q == "take":
+        mode = args[4] if len(args) > 4 else (kwargs.get("mode", "raise") if kwargs else "raise")
+        if len(args) < 2 or mode != "raise":
+            return
+        a, idx = args[0], args[1]
+        axis = args[2] if len(args) > 2 else (kwargs.get("axis") if kwargs else None)
+        checks = [(idx, None if axis is None else axis)]
+    else:
+        a = args[0]
+        checks = _key_axes(a.ndim, args[1])
+    for idx, axis in checks:
+        n = a.size if axis is None else a.shape[axis]
+        if _out_of_bounds(backend, idx, n):
+            where = "" if axis is None else f" for axis {axis}"
+            raise IndexError(f"{q}: index out of bounds{where} with size {n}")
+
+
+# ------------------------------------------------------------ GPU equivalents
+def _root(a):
+    return a if a.base is None else a.base
+
+
+def _reshape(xp, a, /, shape=None, order="C", *, newshape=None, copy=None):
+    if shape is None:
+        if newshape is None:
+            raise TypeError("reshape() missing required argument 'shape' (pos 2)")
+        shape = newshape
+    r = xp.reshape(a, shape, order=order)
+    if copy:
+        return r.copy()
+    if copy is False and r.size and _root(r) is not _root(a):
+        raise ValueError("Unable to avoid creating a copy while reshaping.")
+    return r
+
+
+def _moment(name):
+    def body(xp, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+             correction=_NO_VALUE, **kw):
+        if correction is not _NO_VALUE:
+            if ddof != 0:
+                raise ValueError("ddof and correction can't be provided simultaneously.")
+            ddof = correction
+        return getattr(xp, name)(a, axis=axis, dtype=dtype, out=out, ddof=ddof,
+                                 keepdims=keepdims, **kw)
+    return body
+
+
+def _masked(xp, a, where, fill):
+    if where is _NO_VALUE or where is True:
+        return a
+    return xp.where(where, a, xp.full((), fill, dtype=a.dtype))
+
+
+def _reduce(name, fill, combine):
+    def body(xp, a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
+             where=_NO_VALUE):
+        r = getattr(xp, name)(_masked(xp, a, where, fill), axis=axis, dtype=dtype,
+                              keepdims=keepdims)
+        if initial is not _NO_VALUE:
+            r = combine(r, xp.asarray(initial, dtype=r.dtype)).astype(r.dtype, copy=False)
+        if out is not None:
+            out[...] = r
+            return out
+        return r
+    return body
+
+
+def _mean(xp, a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VALUE):
+    if where is _NO_VALUE or where is True:
+        r = xp.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    else:
+        if dtype is not None:
+            acc = numpy.dtype(dtype)
+        elif a.dtype.kind in "biu":
+            acc = numpy.dtype(numpy.float64)
+        elif a.dtype == numpy.float16:
+            acc = numpy.dtype(numpy.float32)
+        else:
+            acc = a.dtype
+        s = xp.sum(_masked(xp, a, where, 0), axis=axis, dtype=acc, keepdims=keepdims)
+        n = xp.sum(xp.broadcast_to(xp.asarray(where), a.shape), axis=axis, keepdims=keepdims)
+        r = s / n.astype(s.dtype)
+        if dtype is None and a.dtype == numpy.float16:
+            r = r.astype(numpy.float16)
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
+def _take(xp, a, indices, axis=None, out=None, mode="raise"):
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"take: mode must be one of 'raise', 'wrap' or 'clip', got {mode!r}")
+    n = a.size if axis is None else a.shape[axis]
+    if mode != "raise" and n:
+        idx = xp.asarray(indices)
+        indices = idx % n if mode == "wrap" else xp.clip(idx, 0, n - 1)
+    return xp.take(a, indices, axis=axis, out=out)
+
+
+# qualname -> (the NumPy-only keywords it handles, body(xp, *args, **kwargs))
+_EQUIVALENTS = {
+    "reshape": (frozenset({"shape", "copy"}), _reshape),
+    "std": (frozenset({"correction"}), _moment("std")),
+    "var": (frozenset({"correction"}), _moment("var")),
+    "sum": (frozenset({"where", "initial"}), _reduce("sum", 0, lambda r, i: r + i)),
+    "prod": (frozenset({"where", "initial"}), _reduce("prod", 1, lambda r, i: r * i)),
+    "mean": (frozenset({"where"}), _mean),
+    "take": (frozenset({"mode"}), _take),
+}
+
+
+def _unstack(xp, x, /, *, axis=0):
+    m = xp.moveaxis(x, axis, 0)
+    return tuple(m[i] for i in range(m.shape[0]))
+
+
+def _matvec(xp, x1, x2, /):
+    if x1.ndim < 2 or x2.ndim < 1 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"matvec: mismatch in its core dimension: shapes {x1.shape} and "
+                         f"{x2.shape} (expected (..., n, k) and (..., k))")
+    return xp.matmul(x1, x2[..., None])[..., 0]
+
+
+def _vecmat(xp, x1, x2, /):
+    if x1.ndim < 1 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-2]:
+        raise ValueError(f"vecmat: mismatch in its core dimension: shapes {x1.shape} and "
+                         f"{x2.shape} (expected (..., k) and (..., k, n))")
+    return xp.matmul(xp.conj(x1)[..., None, :], x2)[..., 0, :]
+
+
+def _vecdot(xp, x1, x2, /, *, axis=-1):
+    if x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(f"vecdot: mismatch in its core dimension: shapes {x1.shape} and "
+                         f"{x2.shape} along axis {axis}")
+    return xp.sum(xp.conj(x1) * x2, axis=axis)
+
+
+def _outer(xp, x1, x2, /):
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are {x1.ndim=} "
+                         f"and {x2.ndim=}.")
+    return xp.outer(x1, x2)
+
+
+def _vector_norm(xp, x, /, *, axis=None, keepdims=False, ord=2):
+    axes = tuple(range(x.ndim)) if axis is None else \
+        tuple(a % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    rest = [a for a in range(x.ndim) if a not in axes]
+    y = xp.transpose(x, rest + list(axes)).reshape(
+        tuple(x.shape[a] for a in rest) + (-1 if x.size else 0,))
+    r = xp.linalg.norm(y, ord=ord, axis=-1)
+    if keepdims:
+        r = r.reshape(tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
+    return r
+
+
+def _multi_dot(xp, arrays, *, out=None):
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    r = arrays[0]
+    for a in arrays[1:]:
+        r = xp.matmul(r, a)
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
+# NumPy functions CuPy lacks -> (the keywords handled, a body of CuPy calls)
+_SUBSTITUTES = {
+    "unstack": (frozenset({"axis"}), _unstack),
+    "matvec": (frozenset(), _matvec),
+    "vecmat": (frozenset(), _vecmat),
+    "vecdot": (frozenset({"axis"}), _vecdot),
+    "linalg.vecdot": (frozenset({"axis"}), _vecdot),
+    "linalg.outer": (frozenset(), _outer),
+    "linalg.diagonal": (frozenset({"offset"}),
+                        lambda xp, x, /, *, offset=0: xp.diagonal(x, offset, -2, -1)),
+    "linalg.trace": (frozenset({"offset", "dtype"}), lambda xp, x, /, *, offset=0, dtype=None:
+                     xp.trace(x, offset, -2, -1, dtype)),
+    "linalg.tensordot": (frozenset({"axes"}),
+                         lambda xp, x1, x2, /, *, axes=2: xp.tensordot(x1, x2, axes)),
+    "linalg.svdvals": (frozenset(), lambda xp, x, /: xp.linalg.svd(x, compute_uv=False)),
+    "linalg.matrix_norm": (frozenset({"keepdims", "ord"}),
+                           lambda xp, x, /, *, keepdims=False, ord="fro": xp.linalg.norm(
+                               x, ord=ord, axis=(-2, -1), keepdims=keepdims)),
+    "linalg.vector_norm": (frozenset({"axis", "keepdims", "ord"}), _vector_norm),
+    "linalg.multi_dot": (frozenset({"out"}), _multi_dot),
+}
