@@ -354,13 +354,16 @@ class _Fn:
         a = _unwrap(args, dev)
         k = {key: _unwrap(v, dev) for key, v in kwargs.items()}
         self._backend.calls[self._qualname] += 1
+        if self._qualname == "piecewise" and len(a) > 2 and any(map(callable, a[2])):
+            raise NotImplementedError("Callable functions are not supported currently")
         if self._qualname == "take" and len(a) > 1:      # CuPy's take wraps, never raises
             axis = a[2] if len(a) > 2 else k.get("axis")
             n = a[0].size if axis is None else a[0].shape[axis]
             idx = numpy.asarray(a[1])
             if n and idx.dtype.kind in "iu":
                 a = (a[0], idx % n) + tuple(a[2:])
-        r = self._np(*a, **k)
+        with numpy.errstate(all="ignore"):       # CuPy does not read NumPy's errstate
+            r = self._np(*a, **k)
         if self._strict:
             r = rules.result(self._qualname, r, a, k)
         return _wrap(_held(r, rules, self._qualname), dev, ins)
@@ -466,6 +469,26 @@ def _held(r, rules, qualname):
     return r
 
 
+class _DeviceGenerator:
+    """``cupy.random.default_rng()`` / ``RandomState``: a generator whose draws are
+    arrays on the current device (NumPy's generator underneath)."""
+
+    def __init__(self, gen):
+        self._gen = gen
+
+    def __getattr__(self, name):
+        attr = getattr(self._gen, name)
+        if not callable(attr):
+            return attr
+
+        def draw(*args, **kwargs):
+            dev = _current_device()
+            ins = _inputs(args, [])
+            r = attr(*_unwrap(args, dev), **{k: _unwrap(v, dev) for k, v in kwargs.items()})
+            return _wrap(r, dev, ins)
+        return draw
+
+
 class StandinNamespace:
     """Module-like stand-in for ``cupy``: NumPy's functions over StandinArrays."""
 
@@ -489,6 +512,9 @@ class StandinNamespace:
             return StandinArray
         if qual == "from_dlpack":
             return self._from_dlpack
+        if qual in ("random.default_rng", "random.RandomState"):
+            make = getattr(self._np_module, name)
+            return lambda *a, **k: _DeviceGenerator(make(*a, **k))
         entry = self._backend.rules.entry(qual)
         if entry is None:
             raise AttributeError(f"standin: module 'cupy' has no attribute {qual!r} "
@@ -525,7 +551,7 @@ class StandinBackend(Backend):
 
     Counters: ``h2d``/``d2h`` (copies through from_host/to_host), ``h2d_bytes``/
     ``d2h_bytes``, ``calls`` {qualname: n} (namespace functions called) and
-    ``devices_entered`` (ids passed to ``device``). ``missing`` is the set of
+    ``devices_entered`` (the set of ids passed to ``device``). ``missing`` is the set of
     qualnames it pretends not to implement, on top of what CuPy ``cupy_major`` (14 or
     13) lacks. ``rules`` (:class:`standin_api.CupyRules`) is how its namespace refuses
     as that CuPy; ``api`` is minpy's table for it, which ``refuses``/``holds``/
@@ -552,7 +578,7 @@ class StandinBackend(Backend):
         import collections
         self.h2d = self.d2h = self.h2d_bytes = self.d2h_bytes = 0
         self.calls = collections.Counter()
-        self.devices_entered = []
+        self.devices_entered = set()
         self.syncs = []          # device ids passed to synchronize (None: all)
 
     def owns(self, data):
@@ -569,7 +595,7 @@ class StandinBackend(Backend):
         """Make ``device_id`` current (per thread), as ``cupy.cuda.Device``."""
         if not 0 <= device_id < self.n_devices:
             raise ValueError(f"standin: no device {device_id}")
-        self.devices_entered.append(device_id)
+        self.devices_entered.add(device_id)
         prev = _current_device()
         _tls.device = device_id
         try:

@@ -136,6 +136,9 @@ class CupyRules:
         """CuPy's loop for the numpy ``inputs`` (arrays and scalars) as (in dtypes, out
         dtypes), or None where NumPy's own resolution is CuPy's too (NEP 50 scalars).
         Raises TypeError when CuPy has no loop, as ``_guess_routine_from_in_types``."""
+        for x in inputs:
+            if not (_is_scalar(x) or hasattr(x, "dtype")):
+                raise TypeError(f"standin(cupy {self.major}): Unsupported type {type(x)}")
         arrays = [x for x in inputs if not _is_scalar(x)]
         scalars = [x for x in inputs if _is_scalar(x)]
         if scalars:

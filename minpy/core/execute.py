@@ -99,7 +99,7 @@ def _run_on_device(prim, args, kwargs):
             gpu_route.check_bounds(backend, prim, cargs, ckw)
         res = fn(*cargs, **ckw)
         if gpu:
-            res = gpu_route.as_numpy_result(prim, res)
+            res = gpu_route.as_numpy_result(prim, res, args)
     count_call(prim.qualname, backend.name)
     if moved:
         disown(res, moved, ctx)
@@ -276,7 +276,8 @@ def _result(prim, args, kwargs, res):
             mutated(target)
     r = wrap(res)
     if type(r) is Array and type(res) is not _ndarray and not r._scalar and r._data.ndim == 0 \
-            and (prim.placement == COMPUTE or prim.qualname == "ndarray.__getitem__"):
+            and (prim.placement == COMPUTE or (prim.qualname == "ndarray.__getitem__"
+                                                and gpu_route.scalar_key(args[1]))):
         # a 0-d device array (CuPy's reductions, ufuncs, x[i, j]) where NumPy returns a
         # scalar: marked so, as on the host (the value stays on the device)
         r._scalar = True

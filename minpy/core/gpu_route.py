@@ -54,7 +54,7 @@ def refusal(gpu, prim, args, kwargs, leaves):
         r = gpu.refuses_key(q, args[0])
         if r is not None:
             return r
-    if q in _SUBSTITUTES and substitute(prim, kwargs) is not None:
+    if q in _SUBSTITUTES and substitute(prim, kwargs, dtypes) is not None:
         return None
     reason = gpu.refuses(q, len(args), kwargs, dtypes)
     if reason is not None and kwargs:
@@ -77,16 +77,25 @@ def equivalent(prim, kwargs):
     return eq[1]
 
 
-def substitute(prim, kwargs):
+def substitute(prim, kwargs, dtypes=()):
     """A ``body(xp, *args, **kwargs)`` composed of CuPy functions for a NumPy function
-    CuPy lacks (``unstack``, ``matvec``, ``vecmat``), when it handles ``kwargs``; else None."""
+    CuPy lacks (``unstack``, ``matvec``, ``vecmat``), when it handles ``kwargs`` (and
+    operands of ``dtypes``); else None."""
     sub = _SUBSTITUTES.get(prim.qualname)
     if sub is None or (kwargs and not kwargs.keys() <= sub[0]):
+        return None
+    if prim.qualname in _REAL_ONLY and any(d.kind == "c" for d in dtypes):
         return None
     return sub[1]
 
 
-def as_numpy_result(prim, res):
+def scalar_key(key):
+    """True if ``x[key]`` of a 0-d result is a NumPy scalar (no Ellipsis: ``x[..., 0]``
+    is a 0-d view in NumPy too)."""
+    return key is not Ellipsis and not (type(key) is tuple and any(k is Ellipsis for k in key))
+
+
+def as_numpy_result(prim, res, args):
     """``res`` of a GPU call in NumPy's form: NumPy's namedtuple types; a 0-d
     ``x[i]`` copied (CuPy returns a view, so a later write to ``x`` would show)."""
     q = prim.qualname
@@ -95,7 +104,7 @@ def as_numpy_result(prim, res):
         if named is not None and type(res) is not named and len(res) == len(named._fields):
             return named(*res)
         return res
-    if q == "ndarray.__getitem__" and getattr(res, "ndim", None) == 0:
+    if q == "ndarray.__getitem__" and getattr(res, "ndim", None) == 0 and scalar_key(args[1]):
         return res.copy()
     return res
 
@@ -188,6 +197,30 @@ def _reshape(xp, a, /, shape=None, order="C", *, newshape=None, copy=None):
     return r
 
 
+def _cholesky(xp, a, /, *, upper=False):
+    if not upper:
+        return xp.linalg.cholesky(a)
+    # NumPy's upper form reads a's upper triangle: the lower one of a^H
+    return xp.conj(xp.swapaxes(xp.linalg.cholesky(xp.conj(xp.swapaxes(a, -1, -2))), -1, -2))
+
+
+def _hermitian_from_lower(xp, a):
+    """The Hermitian matrix NumPy's ``hermitian=True`` routes see (eigh: the lower
+    triangle, the diagonal's real part)."""
+    low = xp.tril(a, -1)
+    d = xp.real(xp.diagonal(a, 0, -2, -1))
+    eye = xp.eye(a.shape[-1], dtype=d.dtype)
+    return low + xp.conj(xp.swapaxes(low, -1, -2)) + eye * d[..., None, :]
+
+
+def _hermitian(name):
+    def body(xp, a, *args, hermitian=False, **kwargs):
+        if hermitian:
+            a = _hermitian_from_lower(xp, a)
+        return getattr(xp.linalg, name)(a, *args, **kwargs)
+    return body
+
+
 def _moment(name):
     def body(xp, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
              correction=_NO_VALUE, **kw):
@@ -262,6 +295,9 @@ _EQUIVALENTS = {
     "prod": (frozenset({"where", "initial"}), _reduce("prod", 1, lambda r, i: r * i)),
     "mean": (frozenset({"where"}), _mean),
     "take": (frozenset({"mode"}), _take),
+    "linalg.cholesky": (frozenset({"upper"}), _cholesky),
+    "linalg.pinv": (frozenset({"hermitian"}), _hermitian("pinv")),
+    "linalg.matrix_rank": (frozenset({"hermitian"}), _hermitian("matrix_rank")),
 }
 
 
@@ -281,14 +317,20 @@ def _vecmat(xp, x1, x2, /):
     if x1.ndim < 1 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-2]:
         raise ValueError(f"vecmat: mismatch in its core dimension: shapes {x1.shape} and "
                          f"{x2.shape} (expected (..., k) and (..., k, n))")
-    return xp.matmul(xp.conj(x1)[..., None, :], x2)[..., 0, :]
+    c1 = xp.conj(x1) if x1.dtype.kind == "c" else x1      # (CuPy's conj of bool is int8)
+    return xp.matmul(c1[..., None, :], x2)[..., 0, :]
 
 
 def _vecdot(xp, x1, x2, /, *, axis=-1):
-    if x1.shape[axis] != x2.shape[axis]:
+    # (NumPy's axis names the core dimension in each operand's own axes)
+    a, b = xp.moveaxis(x1, axis, -1), xp.moveaxis(x2, axis, -1)
+    if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"vecdot: mismatch in its core dimension: shapes {x1.shape} and "
                          f"{x2.shape} along axis {axis}")
-    return xp.sum(xp.conj(x1) * x2, axis=axis)
+    prod = (xp.conj(a) if a.dtype.kind == "c" else a) * b
+    if prod.dtype == bool:
+        return xp.any(prod, axis=-1)
+    return xp.sum(prod, axis=-1, dtype=prod.dtype)
 
 
 def _outer(xp, x1, x2, /):
@@ -321,6 +363,10 @@ def _multi_dot(xp, arrays, *, out=None):
         return out
     return r
 
+
+# substitutes whose complex answers differ from NumPy's at infinities (its gufunc loops
+# accumulate otherwise): complex operands take the CPU fallback
+_REAL_ONLY = frozenset({"vecdot", "linalg.vecdot", "matvec", "vecmat"})
 
 # NumPy functions CuPy lacks -> (the keywords handled, a body of CuPy calls)
 _SUBSTITUTES = {

@@ -277,8 +277,9 @@ class ApiTable:
             return None
         try:
             np_out = np_ufunc.resolve_dtypes(tuple(dtypes) + (None,) * np_ufunc.nout)[nin:]
-        except TypeError:            # NumPy refuses them too: the call raises either way
-            return None
+        except TypeError:
+            # NumPy has no loop (CuPy may: sign of bool): the host call raises NumPy's error
+            return f"NumPy has no {qualname} loop for ({names})"
         cu_out = tuple(numpy.dtype(c) for c in loop)
         if cu_out != tuple(np_out):
             return (f"cupy.{qualname}({names}) gives {', '.join(map(str, cu_out))} where "
