@@ -1,10 +1,11 @@
 """Gradient cost of minpy vs hand-written NumPy and the installed peers, in one run.
 
-    python benchmarks/bench_autograd.py
+    python benchmarks/bench_autograd.py [--quick] [--json]
 
 Cases: (a) gradient of sum(x*y+1) on 4 float32 elements; (b) a 2-layer MLP
 (784-128-10, batch 32): softmax cross-entropy loss and the gradients of its 4
-parameters; (c) the same at 784-1024-10, batch 512. "numpy (hand)" is the
+parameters; (c) the same at 784-1024-10, batch 512 (``--quick``: 784-256-10,
+batch 64; every contender timed once). "numpy (hand)" is the
 forward and backward written out by hand; ratios are against it. Peers are
 HIPS autograd, PyTorch (CPU) and JAX (CPU, eager and jit) where installed.
 "numpy (tape floor)" runs, in raw NumPy, exactly the VJPs an op-by-op tape must
@@ -20,7 +21,8 @@ import numpy
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import minpy                                              # noqa: E402
-from _timing import per_call, per_call_interleaved, fmt_time, print_table  # noqa: E402
+from _timing import (per_call, per_call_interleaved, fmt_time, print_table,  # noqa: E402
+                     optional, set_quick)
 
 
 # ----------------------------------------------------------- the problems
@@ -111,15 +113,12 @@ def contenders_tiny(xn, yn):
     xm, ym = minpy.array(xn), minpy.array(yn)
     g = minpy.grad(lambda x, y: minpy.sum(x * y + 1))
     out["minpy"] = lambda: g(xm, ym)
-    try:
-        import autograd
-        import autograd.numpy as anp
+    autograd, anp = optional("autograd"), optional("autograd.numpy")
+    if autograd is not None:
         ga = autograd.grad(lambda x, y: anp.sum(x * y + 1))
         out["autograd"] = lambda: ga(xn, yn)
-    except ImportError:
-        pass
-    try:
-        import torch
+    torch = optional("torch")
+    if torch is not None:
         xt = torch.tensor(xn, requires_grad=True)
         yt = torch.tensor(yn)
 
@@ -128,8 +127,6 @@ def contenders_tiny(xn, yn):
             torch.sum(xt * yt + 1).backward()
             return xt.grad
         out["torch"] = torch_grad
-    except ImportError:
-        pass
     _add_jax(out, lambda jnp, x, y: jnp.sum(x * y + 1), (xn, yn))
     return out
 
@@ -149,15 +146,12 @@ def contenders_mlp(params, x, y):
     for a, b, c in zip(g_mp, g_ref, g_fl):
         numpy.testing.assert_allclose(a.asnumpy(), b, rtol=1e-3, atol=1e-5)
         numpy.testing.assert_allclose(c, b, rtol=1e-3, atol=1e-5)
-    try:
-        import autograd
-        import autograd.numpy as anp
+    autograd, anp = optional("autograd"), optional("autograd.numpy")
+    if autograd is not None:
         ga = autograd.grad(lambda p, x, y: mlp_loss(anp, p, x, y))
         out["autograd"] = lambda: ga(params, x, y)
-    except ImportError:
-        pass
-    try:
-        import torch
+    torch = optional("torch")
+    if torch is not None:
         pt = [torch.tensor(p, requires_grad=True) for p in params]
         xt, yt = torch.tensor(x), torch.tensor(y)
 
@@ -170,8 +164,6 @@ def contenders_mlp(params, x, y):
             loss.backward()
             return [p.grad for p in pt]
         out["torch"] = torch_grad
-    except ImportError:
-        pass
 
     def jax_loss(jnp, p, x, y):
         return mlp_loss(jnp, p, x, y)
@@ -180,10 +172,8 @@ def contenders_mlp(params, x, y):
 
 
 def _add_jax(out, fn, args, argnums=0):
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
+    jax, jnp = optional("jax"), optional("jax.numpy")
+    if jax is None:
         return
     jax.config.update("jax_platforms", "cpu")
     g = jax.grad(lambda *a: fn(jnp, *a), argnums=argnums)
@@ -211,14 +201,18 @@ def main():
     ap.add_argument("--json", action="store_true",
                     help="time minpy and the hand-written NumPy only; print "
                          "{case: [numpy seconds, minpy seconds]} (bench_overhead_change.py)")
+    ap.add_argument("--quick", action="store_true",
+                    help="case (c) at 784-256-10, batch 64; one timed call each (CI)")
     opts = ap.parse_args()
+    set_quick(opts.quick)
+    big = (64, 784, 256, 10) if opts.quick else (512, 784, 1024, 10)
     rows = []
     rng = numpy.random.default_rng(0)
     xn = rng.random(4, dtype=numpy.float32)
     yn = rng.random(4, dtype=numpy.float32)
     cases = [("(a) grad sum(x*y+1), 4 el.", contenders_tiny(xn, yn)),
              ("(b) MLP 784-128-10, b=32", contenders_mlp(*make_mlp(32, 784, 128, 10))),
-             ("(c) MLP 784-1024-10, b=512", contenders_mlp(*make_mlp(512, 784, 1024, 10)))]
+             (f"(c) MLP {big[1]}-{big[2]}-{big[3]}, b={big[0]}", contenders_mlp(*make_mlp(*big)))]
     if opts.json:
         raw = {}
         for title, contenders in cases:

@@ -1,3 +1,4 @@
+# quick: python -m minpy.launch -n 2 --timeout 60 benchmarks/bench_dist_train.py --quick
 """Data-parallel training steps on MPI: communication behind the backward pass, and
 2 processes vs 1.
 
@@ -21,6 +22,7 @@ prints two tables, every contender timed round robin (best of the rounds):
    a batch of BATCH (rank 0 while the others wait, asleep, at a barrier), and the
    scaling efficiency ``(2-rank samples/s) / (2 x 1-process samples/s)``.
 
+``--quick`` (CI): 2 layers of 256 unless given, one round of 2 steps per contender.
 Needs ``pip install "minpy[dist]"``.  Each rank runs BLAS on one thread
 (OPENBLAS_NUM_THREADS=1): the ranks share the machine's cores.
 """
@@ -112,13 +114,17 @@ def _sleepy_barrier(comm):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--hidden", type=int, default=1024)
+    ap.add_argument("--layers", type=int, default=None, help="default 4 (quick: 2)")
+    ap.add_argument("--hidden", type=int, default=None, help="default 1024 (quick: 256)")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--kvstore", default="dist_sync", choices=["dist_sync", "dist_async"],
                     help="dist_async needs server ranks (minpy.launch --servers 1)")
     args = ap.parse_args()
-    rounds, reps = (2, 3) if args.quick else (5, 6)
+    rounds, reps = (1, 2) if args.quick else (5, 6)
+    if args.layers is None:
+        args.layers = 2 if args.quick else 4
+    if args.hidden is None:
+        args.hidden = 256 if args.quick else 1024
     kv = minpy.kvstore.create(args.kvstore)       # a server rank serves here until the end
     comm = layout().workers
     dist = Trainer(args.layers, args.hidden, args.batch, kv)

@@ -1,13 +1,15 @@
-"""Benchmark of minpy.engine.  Run: ``python benchmarks/bench_engine.py``.
+"""Benchmark of minpy.engine.  Run: ``python benchmarks/bench_engine.py [--quick]``.
 
 (a) per-op overhead of empty ops, naive vs threaded engine;
 (b) two independent chains of GIL-releasing work, threaded (2 workers) vs
     naive, with BLAS limited to one thread via threadpoolctl when available;
 (c) async mode for arrays: ``A = ones((n, n)) * 2; C = A + 2; B = A + 1;
 D = B * C`` at n = 4096, eager vs ``minpy.async_mode()`` (B and C overlap).
-Takes well under a minute.
+Takes well under a minute.  ``--quick`` (CI): 2000 ops in (a), 256^2 matrices and
+1M-element vectors in (b), n = 512 in (c), one repetition each.
 """
 import _thread
+import argparse
 import os
 import sys
 import threading
@@ -17,6 +19,7 @@ from queue import SimpleQueue
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import minpy  # noqa: E402
 from minpy.engine import NaiveEngine, ThreadedEngine  # noqa: E402
 
 try:
@@ -25,6 +28,7 @@ except ImportError:             # optional 'bench' extra
     threadpool_limits = None
 
 N_OPS = 20000
+REPEAT = 3                  # best of; --quick: 1
 ROWS = []
 
 
@@ -33,8 +37,8 @@ def row(section, what, value, unit):
     print(f"  {section:<4} {what:<58} {value:>10.2f} {unit}", flush=True)
 
 
-def best_of(fn, repeat=3):
-    return min(fn() for _ in range(repeat))
+def best_of(fn):
+    return min(fn() for _ in range(REPEAT))
 
 
 def noop():
@@ -104,7 +108,7 @@ def ping_pong(n):
 
 def bench_overhead():
     print("(a) per-op overhead of an empty op (push -> completion), "
-          f"{N_OPS} ops, best of 3")
+          f"{N_OPS} ops, best of {REPEAT}")
     cases = [("no vars", no_vars), ("each op writes its own var", own_var),
              ("dependent chain (all write one var)", one_chain),
              ("mixed: read 2 / write 1 of 8 vars", mixed)]
@@ -154,7 +158,7 @@ def speedup(label, make, step, length):
     with NaiveEngine() as naive, ThreadedEngine(num_cpu_workers=2) as threaded:
         two_chains(threaded, a, b, c, step, 1)              # warm up
         t_naive = t_thr = t_bare = float("inf")
-        for _ in range(3):          # interleaved: shared machines drift
+        for _ in range(REPEAT):     # interleaved: shared machines drift
             t_naive = min(t_naive, two_chains(naive, a, b, c, step, length))
             t_thr = min(t_thr, two_chains(threaded, a, b, c, step, length))
             t_bare = min(t_bare, bare_threads(a, b, c, step, length))
@@ -164,11 +168,10 @@ def speedup(label, make, step, length):
     row("(b)", f"{label}: ceiling naive/bare-threads", t_naive / t_bare, "x")
 
 
-def bench_parallel():
+def bench_parallel(n=2048, n_vec=20_000_000):
     print(f"(b) two independent chains, threaded (2 workers) vs naive; "
           f"{os.cpu_count()} CPUs")
     rng = np.random.default_rng(0)
-    n = 2048
 
     def make_mat():
         return (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
@@ -181,20 +184,18 @@ def bench_parallel():
               "matmul case skipped (pip install threadpoolctl)")
     else:
         with threadpool_limits(limits=1, user_api="blas"):
-            speedup("2 x 4 matmuls 2048^2 f32, BLAS 1 thread", make_mat, matmul, 4)
+            speedup(f"2 x 4 matmuls {n}^2 f32, BLAS 1 thread", make_mat, matmul, 4)
 
     def make_vec():
-        return rng.standard_normal(20_000_000).astype(np.float32)
+        return rng.standard_normal(n_vec).astype(np.float32)
 
-    speedup("2 x 10 np.add 20M f32 (memory bound)", make_vec,
+    speedup(f"2 x 10 np.add {n_vec / 1e6:g}M f32 (memory bound)", make_vec,
             lambda x, y: np.add(x, y, out=x), 10)
 
 
 # -- (c) -------------------------------------------------------------------
 def bench_async_arrays(n=4096, repeat=5):
     """(c) The paper's A, B, C, D program on minpy arrays, eager vs async mode."""
-    import minpy
-
     def program():
         A = minpy.ones((n, n), dtype=minpy.float32) * 2
         C = A + 2
@@ -224,12 +225,22 @@ def bench_async_arrays(n=4096, repeat=5):
 
 
 def main():
+    global N_OPS, REPEAT
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, one repetition (CI)")
+    args = ap.parse_args()
+    if args.quick:
+        N_OPS, REPEAT = 2000, 1
     t0 = time.perf_counter()
     print(f"minpy.engine benchmark  (python {sys.version.split()[0]}, "
           f"numpy {np.__version__})")
     bench_overhead()
-    bench_parallel()
-    bench_async_arrays()
+    if args.quick:
+        bench_parallel(n=256, n_vec=1_000_000)
+        bench_async_arrays(n=512, repeat=1)
+    else:
+        bench_parallel()
+        bench_async_arrays()
     print(f"total {time.perf_counter() - t0:.1f} s")
 
 

@@ -2,8 +2,8 @@
 
     python benchmarks/bench_executor.py [--quick]
 
-Networks: LeNet (MXNet's, batch 64, 1x28x28) and the CIFAR ResNet-20
-(pre-activation, BatchNorm in training mode, batch 32, 3x32x32), both from
+Networks: LeNet (MXNet's, batch 64 [--quick: 8], 1x28x28) and the CIFAR ResNet-20
+(pre-activation, BatchNorm in training mode, batch 32 [4], 3x32x32), both from
 ``minpy.symbol.zoo``.  One training step's gradient (all parameters, not the
 data) is timed for:
 
@@ -17,7 +17,7 @@ data) is timed for:
   batchnorm, max_pool), every op recorded and differentiated by the tape;
 - PyTorch CPU (where installed): the same network with ``torch.nn.functional``.
 
-Contenders are timed round robin (best of 7 rounds).  The script sets
+Contenders are timed round robin (best of 7 rounds; ``--quick``: one call each).  The script sets
 ``OPENBLAS_THREAD_TIMEOUT=4`` (unless set) so that OpenBLAS's worker threads
 sleep after a GEMM instead of spinning for ~0.1 s into the next contender's
 time (or into minpy's numba kernels between GEMMs).
@@ -33,15 +33,18 @@ time / torch.  Timings on a shared 2-core machine are rough.
 import argparse
 import json
 import os
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")    # numba's and torch's OpenMP: no spinning
-# OpenBLAS's workers spin ~0.1 s after each GEMM (its default timeout, 2**28 cycles): timed
-# round robin on 2 cores that bills the next contender (torch measured ~20% slower right
-# after minpy) and slows the numba kernels between minpy's GEMMs; 2**4 cycles: they sleep
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import platform
 import sys
 
-import numpy
+if __name__ == "__main__":      # before NumPy loads BLAS; importing this module sets nothing
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")   # numba's and torch's OpenMP: no spin
+    # OpenBLAS's workers spin ~0.1 s after each GEMM (its default timeout, 2**28 cycles):
+    # timed round robin on 2 cores that bills the next contender (torch measured ~20% slower
+    # right after minpy) and slows the numba kernels between minpy's GEMMs; 2**4 cycles:
+    # they sleep
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import minpy                                                  # noqa: E402
@@ -51,13 +54,33 @@ from minpy.symbol import function                               # noqa: E402
 from minpy.symbol.fuse_bn_relu import fuse_batchnorm_relu       # noqa: E402
 from minpy.symbol.symbol import Symbol                          # noqa: E402
 from minpy.nn.layers import batchnorm, conv2d, max_pool         # noqa: E402
-from _timing import per_call, per_call_interleaved, fmt_time, print_table   # noqa: E402
+from _timing import (per_call, per_call_interleaved, fmt_time, print_table,  # noqa: E402
+                     optional, set_quick)
 
 
 # ---------------------------------------------------------- graph walking
 def _pair(v, default):
     v = tuple(v) if v else default
     return v if len(v) == 2 else (v[0],) * 2
+
+
+# the parameter values the ops below implement (others raise rather than compute wrong)
+_PLAIN = {"dilate": ((), (1, 1)), "num_group": (1,), "layout": (None, "NCHW"),
+          "pooling_convention": ("valid",), "axis": (1,), "use_global_stats": (False,)}
+
+
+def node_attrs(node):
+    """A JSON node's op parameters, parsed and defaulted by the op's own definition
+    (``OpDef.parse``, what ``minpy.symbol`` uses to load MXNet JSON): the file holds
+    strings such as ``"(5, 5)"`` and ``"True"``, and user attributes beside them."""
+    op = sym.OPS[node["op"]]
+    params = {k: v for k, v in node.get("attrs", {}).items() if k in op.params}
+    a = op.parse(params, node["name"])
+    unsupported = {k: a[k] for k, plain in _PLAIN.items() if k in a and a[k] not in plain}
+    if unsupported:
+        raise NotImplementedError(f"run_graph: {node['op']} {node['name']!r} with "
+                                  f"{unsupported} is not written here")
+    return a
 
 
 def run_graph(symbol, ops, values):
@@ -69,11 +92,15 @@ def run_graph(symbol, ops, values):
         if node["op"] == "null":
             out.append(values.get(node["name"]))
             continue
-        ins = [out[i] for i, _ in node["inputs"]]
+        # MXNet's entries are [node, output index, version]; every op here is used
+        # through its first output only (BatchNorm's mean and var are not read)
+        if any(e[1] != 0 for e in node["inputs"]):
+            raise NotImplementedError(f"run_graph: {node['name']!r} reads a second output")
+        ins = [out[e[0]] for e in node["inputs"]]
         if node["op"] == "SoftmaxOutput":
             out.append(ins[0])          # the logits; the loss is added outside
             continue
-        out.append(ops[node["op"]](node.get("attrs", {}), *ins))
+        out.append(ops[node["op"]](node_attrs(node), *ins))
     return out[graph["heads"][0][0]]
 
 
@@ -195,10 +222,7 @@ def case(name, symbol, logits_name, data_shape, num_classes=10, seed=0):
     losses["minpy tape + jit"] = float(jstep(params)[1])
     results["minpy tape + jit"] = lambda: jstep(params)
 
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch = optional("torch")
     if torch is not None:
         tops = torch_ops(torch)
         tp = {k: torch.tensor(v.asnumpy(), requires_grad=True) for k, v in params.items()}
@@ -219,12 +243,14 @@ def case(name, symbol, logits_name, data_shape, num_classes=10, seed=0):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="shorter timing loops")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny batches, one timed call per contender (CI)")
     args = parser.parse_args()
-    repeat = 2 if args.quick else 7
-    nets = [("LeNet b64", sym.zoo.lenet(), "fc2_output", (64, 1, 28, 28)),
-            ("ResNet-20 b32", sym.zoo.resnet(20, 10, image_shape=(3, 32, 32)), "fc1_output",
-             (32, 3, 32, 32))]
+    set_quick(args.quick)
+    b_lenet, b_resnet = (8, 4) if args.quick else (64, 32)
+    nets = [(f"LeNet b{b_lenet}", sym.zoo.lenet(), "fc2_output", (b_lenet, 1, 28, 28)),
+            (f"ResNet-20 b{b_resnet}", sym.zoo.resnet(20, 10, image_shape=(3, 32, 32)),
+             "fc1_output", (b_resnet, 3, 32, 32))]
     rows = []
     for label, symbol, logits_name, shape in nets:
         fns, losses, worst = case(label, symbol, logits_name, shape)
@@ -233,10 +259,10 @@ def main():
         # float32 BatchNorm sums over 32k elements (NumPy accumulates strided axes
         # naively) leave ~1e-3 of rounding; a wrong network would be off by O(1)
         assert worst < 2e-2, (label, "Function vs tape gradients differ", worst)
-        times = per_call_interleaved(fns, min_time=0.2, rounds=repeat)
+        times = per_call_interleaved(fns, min_time=0.2, rounds=7)
         minpy.engine.set_engine("naive")        # the same executors, every op run inline
         for k in ("executor", "Function"):
-            times[f"{k}, naive engine"] = per_call(fns[k], min_time=0.2, repeat=repeat)
+            times[f"{k}, naive engine"] = per_call(fns[k], min_time=0.2, repeat=7)
         minpy.engine.set_engine("threaded")
         base, peer = times["executor"], times.get("torch")
         for k, t in times.items():
@@ -244,11 +270,9 @@ def main():
                          f"{t / peer:6.2f}x" if peer else "-"])
         print(f"{label}: losses agree {losses}; Function vs tape gradient max rel diff "
               f"{worst:.1e}", flush=True)
-    try:
-        import torch
-        peer = f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
-    except ImportError:
-        peer = "torch not installed"
+    torch = optional("torch")
+    peer = f"torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch \
+        else "torch absent"
     print_table(f"forward + backward, one training step (float32, CPU; minpy {minpy.__version__}, "
                 f"numpy {numpy.__version__}, {peer}, {platform.machine()})",
                 ["network", "implementation", "time", "vs executor", "vs torch"], rows)

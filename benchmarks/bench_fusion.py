@@ -7,7 +7,10 @@ eager, torch.compile, jax.jit -- each where installed.  A `minpy.jit` row is
 added through :func:`jit_row` (see there).  Also prints numba's scalar
 transcendentals against NumPy's ufuncs (why `tanh`/`exp` stay NumPy calls).
 
-    python benchmarks/bench_fusion.py [--sizes 10000000,1000000,10000]
+    python benchmarks/bench_fusion.py [--sizes 10000000,1000000,10000] [--quick]
+
+``--quick`` (CI): size 10000 unless ``--sizes`` is given, 16384-element
+transcendentals, one timed call per row.
 
 Timings are best-of-rounds, interleaved; on a shared 2-core machine treat them
 as rough.
@@ -21,7 +24,7 @@ import numpy
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from _timing import fmt_time, per_call_interleaved, print_table  # noqa: E402
+from _timing import fmt_time, optional, per_call_interleaved, print_table, set_quick  # noqa: E402
 
 import minpy  # noqa: E402
 import minpy.symbol as sym  # noqa: E402
@@ -109,9 +112,9 @@ def rows_for(n, with_tanh, extra_rows=()):
 
 
 def numba_row(fns, with_tanh, a, b, c):
-    if not fusion.numba_available():
+    numba = optional("numba") if fusion.numba_available() else None
+    if numba is None:
         return
-    import numba     # optional peer
 
     @numba.njit(parallel=True, fastmath=False)
     def hand(a, b, c, out):
@@ -126,9 +129,8 @@ def numba_row(fns, with_tanh, a, b, c):
 
 
 def torch_rows(fns, with_tanh, a, b, c):
-    try:
-        import torch     # optional peer
-    except ImportError:
+    torch = optional("torch")
+    if torch is None:
         return
     ta, tb, tc = (torch.from_numpy(x) for x in (a, b, c))
 
@@ -145,10 +147,8 @@ def torch_rows(fns, with_tanh, a, b, c):
 
 
 def jax_row(fns, with_tanh, a, b, c):
-    try:
-        import jax       # optional peer
-        import jax.numpy as jnp
-    except ImportError:
+    jax, jnp = optional("jax"), optional("jax.numpy")
+    if jax is None:
         return
 
     @jax.jit
@@ -162,9 +162,9 @@ def jax_row(fns, with_tanh, a, b, c):
 
 def transcendentals(n=1 << 22):
     """numba's scalar exp/tanh/log loops against NumPy's ufuncs (one thread each)."""
-    if not fusion.numba_available():
+    numba = optional("numba") if fusion.numba_available() else None
+    if numba is None:
         return
-    import numba     # optional
     x = numpy.random.default_rng(0).random(n, dtype=numpy.float32) + 0.5
     out = numpy.empty_like(x)
     rows = []
@@ -186,15 +186,18 @@ def transcendentals(n=1 << 22):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="10000000,1000000,10000")
+    ap.add_argument("--sizes", default=None, help="default 10000000,1000000,10000 (quick: 10000)")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, one timed call each (CI)")
     args = ap.parse_args(argv)
+    set_quick(args.quick)
+    sizes = args.sizes or ("10000" if args.quick else "10000000,1000000,10000")
     extra = [jit_row("minpy.jit", _jitted)]
     for expr, with_tanh in EXPRS.items():
-        for n in (int(s) for s in args.sizes.split(",")):
+        for n in (int(s) for s in sizes.split(",")):
             rows, notes = rows_for(n, with_tanh, extra)
             print_table(f"{expr}, n={n} float32", ["impl", "time", "vs numpy"], rows)
             print("  " + notes)
-    transcendentals()
+    transcendentals(1 << 14 if args.quick else 1 << 22)
 
 
 if __name__ == "__main__":

@@ -1,3 +1,4 @@
+# quick: python benchmarks/bench_gpu.py --quick --standin
 """minpy on the GPU (CuPy) against NumPy, raw CuPy and PyTorch CUDA.
 
     python benchmarks/bench_gpu.py [--quick] [--standin]
@@ -397,7 +398,7 @@ def rows_of(c, title, fns, rounds, min_time, scale=1):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small sizes, 2 rounds (CI)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, 1 round (CI)")
     parser.add_argument("--standin", action="store_true",
                         help="minpy-gpu on tests/standin.py's stand-in device (checks the script)")
     args = parser.parse_args(argv)
@@ -407,7 +408,7 @@ def main(argv=None):
     if not c.any_gpu():
         print("no GPU present: nothing to compare (minpy-gpu, cupy and torch-cuda absent)")
         return 0
-    rounds, min_time = (2, 0.02) if args.quick else (7, 0.2)
+    rounds, min_time = (1, 0.02) if args.quick else (7, 0.2)
     n_mm, n_chain, lenet_batch = (1024, 10 ** 6, 16) if args.quick else (4096, 10 ** 7, 64)
     cases = [(matmul_case, (n_mm,), 1), (chain_case, (n_chain,), 1),
              (overhead_case, (), OPS_PER_CALL), (mlp_case, (256,), 1),

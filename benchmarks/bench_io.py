@@ -1,6 +1,7 @@
 """Input pipeline benchmark: batch preparation overlapped with training by prefetching.
 
-Run: ``python benchmarks/bench_io.py [--batches N] [--rounds R]``.
+Run: ``python benchmarks/bench_io.py [--batches N] [--rounds R] [--quick]``.
+``--quick`` (CI): 4 batches, one round, a short calibration.
 
 An MLP (784-1024-10, batch 256) takes minpy gradient steps on batches from
 ``NDArrayIter``; each batch first goes through a ``transform`` that does NumPy
@@ -101,17 +102,19 @@ def run_epoch(x, y, prefetch, transform, params):
     return elapsed, losses
 
 
-def calibrate(x, y):
-    """Step time, and the number of transform passes taking about as long."""
+def calibrate(x, y, reps=10):
+    """Step time, and the number of transform passes taking about as long (each the
+    best of ``reps`` timings)."""
     params = make_params()
     batch = next(NDArrayIter(x, y, batch_size=BATCH))
     for _ in range(3):
         train_step(params, batch)
-    step = min(_timed(lambda: train_step(params, batch)) for _ in range(10))
-    fixed = min(_timed(lambda: make_transform(0)(batch)) for _ in range(10))
-    per_pass = (min(_timed(lambda: make_transform(10)(batch)) for _ in range(5)) - fixed) / 10
-    passes = max(1, round((step - fixed) / per_pass))
-    prep = min(_timed(lambda: make_transform(passes)(batch)) for _ in range(10))
+    step = min(_timed(lambda: train_step(params, batch)) for _ in range(reps))
+    fixed = min(_timed(lambda: make_transform(0)(batch)) for _ in range(reps))
+    per_pass = (min(_timed(lambda: make_transform(10)(batch))
+                    for _ in range(max(1, reps // 2))) - fixed) / 10
+    passes = max(1, round((step - fixed) / max(per_pass, 1e-9)))
+    prep = min(_timed(lambda: make_transform(passes)(batch)) for _ in range(reps))
     return step, passes, prep
 
 
@@ -125,9 +128,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=60, help="batches per epoch")
     parser.add_argument("--rounds", type=int, default=3, help="epochs per setting (best kept)")
+    parser.add_argument("--quick", action="store_true",
+                        help="4 batches, one round, short calibration (CI)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.batches, args.rounds = 4, 1
     x, y = make_data(args.batches)
-    step, passes, prep = calibrate(x, y)
+    step, passes, prep = calibrate(x, y, reps=2 if args.quick else 10)
     print(f"step {step * 1e3:.2f} ms, batch preparation {prep * 1e3:.2f} ms ({passes} passes); "
           f"ideal prefetch speed-up {(step + prep) / max(step, prep):.2f}x; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")

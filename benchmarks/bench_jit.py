@@ -2,7 +2,8 @@
 
     python benchmarks/bench_jit.py [--quick]
 
-Networks: 784-128-10 at batch 32 and 784-1024-10 at batch 512, ReLU, softmax
+Networks: 784-128-10 at batch 32 and 784-1024-10 at batch 512 (``--quick``: 784-256-10
+at batch 64, and every contender timed once), ReLU, softmax
 cross-entropy, float32, SGD with learning rate 0.01 in place.  Contenders, timed
 round robin in one process:
 
@@ -30,7 +31,7 @@ import numpy
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import minpy                                                  # noqa: E402
 import minpy as np                                            # noqa: E402
-from _timing import per_call_interleaved, fmt_time, print_table   # noqa: E402
+from _timing import per_call_interleaved, fmt_time, optional, print_table, set_quick  # noqa: E402
 
 LR = 0.01
 
@@ -83,10 +84,8 @@ def minpy_step(p, x, y):
 
 
 def jax_contender(p0, x, y):
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
+    jax, jnp = optional("jax"), optional("jax.numpy")
+    if jax is None:
         return None
 
     def loss(p, x, y):
@@ -108,9 +107,8 @@ def jax_contender(p0, x, y):
 
 
 def torch_contenders(p0, x, y):
-    try:
-        import torch
-    except ImportError:
+    torch = optional("torch")
+    if torch is None:
         return {}
     torch.set_num_threads(2)
     tx, ty = torch.tensor(x), torch.tensor(y)
@@ -142,7 +140,7 @@ def torch_contenders(p0, x, y):
     return out
 
 
-def bench(b, d, h, c, quick):
+def bench(b, d, h, c):
     r = numpy.random.default_rng(1)
     x = r.standard_normal((b, d)).astype("f4")
     y = r.integers(0, c, b)
@@ -164,7 +162,7 @@ def bench(b, d, h, c, quick):
     for k, v in losses.items():
         if not numpy.allclose(v, ref, rtol=1e-4, atol=1e-5):
             raise SystemExit(f"{k}: losses {v} differ from NumPy's {ref}")
-    t = per_call_interleaved(fns, min_time=0.05 if quick else 0.2, rounds=3 if quick else 7)
+    t = per_call_interleaved(fns, min_time=0.2, rounds=7)
     base = t["NumPy by hand"]
     rows = [[k, fmt_time(v), f"{v / base:.2f}x"] for k, v in t.items()]
     print_table(f"MLP {d}-{h}-{c}, batch {b}: one training step", ["contender", "time",
@@ -185,12 +183,14 @@ def bench(b, d, h, c, quick):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer rounds (smoke test)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smaller second network, one timed call each (CI)")
     args = ap.parse_args()
+    set_quick(args.quick)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"NumPy {numpy.__version__}")
-    bench(32, 784, 128, 10, args.quick)
-    bench(512, 784, 1024, 10, args.quick)
+    bench(32, 784, 128, 10)
+    bench(*((64, 784, 256, 10) if args.quick else (512, 784, 1024, 10)))
 
 
 if __name__ == "__main__":

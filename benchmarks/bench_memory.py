@@ -1,4 +1,4 @@
-"""Memory benchmark.  Run: ``python benchmarks/bench_memory.py`` (about 3 min).
+"""Memory benchmark.  Run: ``python benchmarks/bench_memory.py [--quick]`` (about 3 min).
 
 Table 1 -- the MXNet paper's memory figure ("Internal memory usage of MXNet
 under various allocation strategies for only forward (left) and
@@ -19,6 +19,9 @@ target >= 5x less.  (b) a runnable ResNet (default depth 56, batch 32,
 (interleaved repetitions, best and median), the time spent in recomputed
 nodes, and a check that outputs and gradients are identical; target <= 35%
 more compute.
+
+``--quick`` (CI): Table 1 as above (shapes only), Table 2a at depth 56, Table 2b
+at depth 20, batch 4, one repetition; the Table 2 targets are for the full sizes.
 """
 import argparse
 import os
@@ -160,7 +163,11 @@ def main():
     ap.add_argument("--run-depth", type=int, default=56)
     ap.add_argument("--run-batch", type=int, default=32)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--quick", action="store_true",
+                    help="depths 56 (2a) and 20 (2b), batch 4 in 2b, one repetition (CI)")
     args = ap.parse_args()
+    if args.quick:
+        args.deep_depth, args.run_depth, args.run_batch, args.reps = 56, 20, 4, 1
     misses = table1(args.batch)
     ratio = table2_shapes(args.deep_depth, args.deep_batch)
     worst = table2_run(args.run_depth, args.run_batch, args.reps)

@@ -18,9 +18,10 @@ so it is compared with minpy's planned storage for the same entries
 internal + outputs) is printed for both as well; the bound arrays are the
 same size in both, so the ratio there follows the planned part.
 
-Run: ``python benchmarks/bench_mxnet_memory.py`` (nothing is timed; the
-numbers do not depend on the machine).
+Run: ``python benchmarks/bench_mxnet_memory.py [--json] [--quick]`` (nothing is
+timed; the numbers do not depend on the machine).  ``--quick`` (CI): ResNet-50 only.
 """
+import argparse
 import json
 import pathlib
 import sys
@@ -43,11 +44,14 @@ def minpy_memory(name, data_shape, is_train):
     return planned, full
 
 
-def rows():
-    """One dict per (network, mode) with both planners' figures in MiB."""
+def rows(only=None):
+    """One dict per (network, mode) with both planners' figures in MiB (of the networks
+    named in ``only``, or all)."""
     recorded = json.loads((FIXTURES / "mxnet_memory.json").read_text())
     out = []
     for name, rec in recorded["networks"].items():
+        if only is not None and name not in only:
+            continue
         for mode in ("training", "inference"):
             planned, full = minpy_memory(name, rec["data"], mode == "training")
             ext = sum(rec[mode + "_external_bytes"].values())
@@ -58,7 +62,11 @@ def rows():
 
 
 def main(argv=()):
-    table, command = rows()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="also print the table as JSON")
+    ap.add_argument("--quick", action="store_true", help="ResNet-50 only (CI)")
+    args = ap.parse_args(list(argv))
+    table, command = rows(("resnet50_v1",) if args.quick else None)
     print("Executor memory, batch 64, float32 (MiB, floored as MXNet prints them)")
     print(f"MXNet 1.9.1 column recorded by: {command}")
     head = (f"{'network':<14}{'mode':<11}{'MXNet plan':>11}{'minpy plan':>11}{'ratio':>7}"
@@ -73,7 +81,7 @@ def main(argv=()):
               f"{ratio:>7.2f}{r['mxnet_full']:>12}{r['minpy_full']:>12}"
               f"{r['minpy_full'] / r['mxnet_full']:>7.2f}")
     print(f"worst planned ratio (minpy / MXNet): {worst:.3f}")
-    if "--json" in argv:
+    if args.json:
         print(json.dumps(table))
     return 0 if worst <= 1.0 else 1
 

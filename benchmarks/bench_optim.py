@@ -1,6 +1,6 @@
 """One optimizer step over many tensors: minpy's fused kernels vs NumPy and PyTorch, in one run.
 
-    python benchmarks/bench_optim.py [--tensors 50] [--total 10000000]
+    python benchmarks/bench_optim.py [--tensors 50] [--total 10000000] [--quick]
 
 Problem: ``--tensors`` float32 parameters of varied sizes (log-normal), ``--total``
 elements in all, one gradient each; each contender makes one update step.
@@ -12,6 +12,7 @@ tensor) and minpy with ``backend='numpy'``. Every contender's first step is
 checked against a float64 NumPy reference (to float32 rounding) before timing.
 Timed round robin (best of 7 rounds); ratios are to PyTorch fused (else NumPy in
 place). numba and torch get the same thread count (the CPUs available).
+``--quick`` (CI): 5 tensors, 10,000 elements, one timed call each.
 """
 import argparse
 import os
@@ -23,7 +24,7 @@ import numpy
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import minpy                                                  # noqa: E402
 from minpy.nn import fused, optim                             # noqa: E402
-from _timing import per_call_interleaved, fmt_time, print_table  # noqa: E402
+from _timing import per_call_interleaved, fmt_time, optional, print_table, set_quick  # noqa: E402
 
 HYPER = {"adam": {"learning_rate": 1e-3, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
          "sgd_momentum": {"learning_rate": 1e-2, "momentum": 0.9}}
@@ -151,13 +152,10 @@ def contenders(rule, problem):
     ws, gs = problem["w"], problem["g"]
     out = {"numpy (temporaries)": numpy_temporaries(rule, ws, gs),
            "numpy (in place, out=)": numpy_inplace(rule, ws, gs)}
-    try:
-        import torch                         # noqa: F401
+    if optional("torch") is not None:
         out["torch for-loop"] = torch_optimizer(rule, ws, gs, foreach=False)
         out["torch foreach"] = torch_optimizer(rule, ws, gs, foreach=True)
         out["torch fused"] = torch_optimizer(rule, ws, gs, fused=True)
-    except ImportError:
-        pass
     kernel = "numba" if fused.numba_available() else "numpy fallback"
     out[f"minpy step ({kernel}, multi-tensor)"] = minpy_optimizer(rule, ws, gs)
     out[f"minpy update ({kernel}, per parameter)"] = minpy_optimizer(rule, ws, gs,
@@ -185,11 +183,9 @@ def check_contenders(rule, problem):
 def _set_threads(n):
     # torch first: when numba's OpenMP layer starts before torch is imported, torch's
     # for-loop and foreach optimizers ran ~15x slower on the machine this was written on
-    try:
-        import torch
+    torch = optional("torch")
+    if torch is not None:
         torch.set_num_threads(n)
-    except ImportError:
-        pass
     try:
         import numba
         numba.set_num_threads(n)
@@ -215,9 +211,17 @@ def run(rule, problem):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tensors", type=int, default=50)
-    parser.add_argument("--total", type=int, default=10_000_000)
+    parser.add_argument("--tensors", type=int, default=None, help="default 50 (quick: 5)")
+    parser.add_argument("--total", type=int, default=None,
+                        help="default 10000000 (quick: 10000)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a tiny problem, one timed call each (CI)")
     args = parser.parse_args()
+    set_quick(args.quick)
+    if args.tensors is None:
+        args.tensors = 5 if args.quick else 50
+    if args.total is None:
+        args.total = 10_000 if args.quick else 10_000_000
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         os.cpu_count()
     _set_threads(threads)
@@ -226,7 +230,7 @@ def main():
         try:
             versions.append(f"{mod} {__import__(mod).__version__}")
         except ImportError:
-            versions.append(f"{mod} (not installed)")
+            versions.append(f"{mod} absent")
     print(f"{platform.processor() or platform.machine()}, {threads} threads; "
           + ", ".join(versions))
     problem = make_problem(args.tensors, args.total)

@@ -1,12 +1,13 @@
 """Per-call overhead of minpy vs raw NumPy, measured side by side in one run.
 
-    python benchmarks/bench_overhead.py [--sizes 4,1000000,10000000] [--json]
+    python benchmarks/bench_overhead.py [--sizes 4,1000000,10000000] [--json] [--quick]
 
 ``--json`` prints {case: [numpy seconds, minpy seconds]} (what
 ``bench_overhead_change.py`` reads to compare two revisions of minpy).
 
 Each case runs the same expression on numpy arrays and on minpy arrays of the
 same values; the ratio is minpy time / NumPy time (1.00 = no overhead).
+``--quick`` (CI): sizes 4 and 1000 unless ``--sizes`` is given, one timed call each.
 """
 import argparse
 import json
@@ -17,7 +18,7 @@ import numpy
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import minpy                                     # noqa: E402
-from _timing import per_call, fmt_time, print_table   # noqa: E402
+from _timing import per_call, fmt_time, print_table, set_quick   # noqa: E402
 
 
 def cases(n):
@@ -68,11 +69,14 @@ def _grad_mp(x, y):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", default="4,1000000,10000000")
+    ap.add_argument("--sizes", default=None, help="default 4,1000000,10000000 (quick: 4,1000)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, one timed call each (CI)")
     opts = ap.parse_args()
+    set_quick(opts.quick)
+    sizes = opts.sizes or ("4,1000" if opts.quick else "4,1000000,10000000")
     rows, raw = [], {}
-    for n in map(int, opts.sizes.split(",")):
+    for n in map(int, sizes.split(",")):
         for name, f_np, f_mp in cases(n):
             t_np = per_call(f_np)
             t_mp = per_call(f_mp)

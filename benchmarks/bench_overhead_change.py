@@ -1,18 +1,21 @@
+# quick: python benchmarks/bench_overhead_change.py HEAD --quick
 """Per-call overhead before and after a change: bench_overhead.py and bench_autograd.py
 run on two revisions of minpy, alternating, in one run.
 
     python benchmarks/bench_overhead_change.py BASE_REV [--rounds 3] [--sizes 4]
-                                               [--no-autograd]
+                                               [--no-autograd] [--quick]
 
 BASE_REV is checked out into a temporary git worktree; each round runs
 bench_overhead.py --json (and bench_autograd.py --json) once with the base on
 ``sys.path`` and once with this checkout, so machine noise hits both alike. The table gives, per case, the best
 minpy/NumPy ratio of each revision and their quotient (after / before; 1.00 =
-unchanged).
+unchanged).  ``--quick`` (CI; ``HEAD`` as BASE_REV compares this checkout with its
+last commit): one round, and both scripts in their own ``--quick`` mode.
 """
 import argparse
 import json
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -55,11 +58,18 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sizes", default="4")
     ap.add_argument("--no-autograd", action="store_true", help="bench_overhead.py only")
+    ap.add_argument("--quick", action="store_true",
+                    help="one round, the scripts in --quick mode (CI)")
     opts = ap.parse_args()
-    scripts = [("bench_overhead.py", ("--sizes", opts.sizes))]
+    quick = ("--quick",) if opts.quick else ()
+    if opts.quick:
+        opts.rounds = 1
+    scripts = [("bench_overhead.py", ("--sizes", opts.sizes) + quick)]
     if not opts.no_autograd:
-        scripts.append(("bench_autograd.py", ()))
+        scripts.append(("bench_autograd.py", quick))
     best = {"before": {}, "after": {}}
+    # a SIGTERM (CI's timeout) unwinds like an exception: the worktree is removed below
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     with tempfile.TemporaryDirectory() as tmp:
         base = pathlib.Path(tmp) / "base"
         subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(base),

@@ -1,6 +1,6 @@
 """Training-loop overhead: one epoch of an MLP, by hand and through minpy's Solver.
 
-Run: ``python benchmarks/bench_solver.py [--hidden 256] [--rounds 5]``.
+Run: ``python benchmarks/bench_solver.py [--hidden 256] [--rounds 5] [--quick]``.
 
 The same epoch (MLP 784-H-10, ReLU, softmax cross-entropy, SGD with momentum
 0.9, batch 64, 100 steps over fixed shuffled data) five ways, timed round robin:
@@ -16,6 +16,7 @@ The same epoch (MLP 784-H-10, ReLU, softmax cross-entropy, SGD with momentum
 
 The ratio is time / ``numpy (hand)``. All contenders start from the same
 weights; the first step's loss is checked equal (float32 rounding) before timing.
+``--quick`` (CI): hidden 32, 10 steps, one round.
 """
 import argparse
 import os
@@ -30,14 +31,16 @@ from minpy.nn import layers  # noqa: E402
 from minpy.nn.io import NDArrayIter  # noqa: E402
 from minpy.nn.model import ModelBase  # noqa: E402
 from minpy.nn.solver import Solver  # noqa: E402
+from _timing import optional  # noqa: E402
 
 BATCH, N_IN, N_OUT, STEPS, LR = 64, 784, 10, 100, 0.01
 
 
-def make_problem(hidden, seed=0):
+def make_problem(hidden, steps=STEPS, seed=0):
+    """Data for an epoch of ``steps`` batches, and initial weights."""
     rng = numpy.random.default_rng(seed)
-    x = rng.standard_normal((BATCH * STEPS, N_IN)).astype(numpy.float32)
-    y = rng.integers(0, N_OUT, BATCH * STEPS)
+    x = rng.standard_normal((BATCH * steps, N_IN)).astype(numpy.float32)
+    y = rng.integers(0, N_OUT, BATCH * steps)
     w = {"w1": (rng.standard_normal((N_IN, hidden)) * 0.05).astype(numpy.float32),
          "b1": numpy.zeros(hidden, numpy.float32),
          "w2": (rng.standard_normal((hidden, N_OUT)) * 0.05).astype(numpy.float32),
@@ -50,7 +53,7 @@ def numpy_epoch(x, y, w0):
     p = {k: v.copy() for k, v in w0.items()}
     vel = {k: numpy.zeros_like(v) for k, v in p.items()}
     first = None
-    for i in range(STEPS):
+    for i in range(len(x) // BATCH):
         xb, yb = x[i * BATCH:(i + 1) * BATCH], y[i * BATCH:(i + 1) * BATCH]
         h_pre = xb @ p["w1"] + p["b1"]
         h = numpy.maximum(h_pre, 0)
@@ -84,7 +87,7 @@ def minpy_epoch(x, y, w0):
     xs, ys = minpy.array(x), minpy.array(y)
     step = minpy.grad_and_loss(minpy_loss)
     first = None
-    for i in range(STEPS):
+    for i in range(len(x) // BATCH):
         grads, loss = step(p, xs[i * BATCH:(i + 1) * BATCH], ys[i * BATCH:(i + 1) * BATCH])
         first = float(loss) if first is None else first
         for k in p:
@@ -120,9 +123,8 @@ def solver_epoch(x, y, w0):
 
 
 def torch_epoch_maker():
-    try:
-        import torch
-    except ImportError:
+    torch = optional("torch")
+    if torch is None:
         return None
     torch.set_num_threads(2)
 
@@ -137,7 +139,7 @@ def torch_epoch_maker():
         opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=0.9, foreach=True)
         xt, yt = torch.from_numpy(x), torch.from_numpy(y)
         first = None
-        for i in range(STEPS):
+        for i in range(len(x) // BATCH):
             opt.zero_grad()
             loss = torch.nn.functional.cross_entropy(net(xt[i * BATCH:(i + 1) * BATCH]),
                                                      yt[i * BATCH:(i + 1) * BATCH])
@@ -152,8 +154,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="hidden 32, 10 steps, one round (CI)")
     args = parser.parse_args()
-    x, y, w0 = make_problem(args.hidden)
+    steps = STEPS
+    if args.quick:
+        args.hidden, args.rounds, steps = 32, 1, 10
+    x, y, w0 = make_problem(args.hidden, steps)
     contenders = {"numpy (hand)": numpy_epoch, "minpy loop (grad_and_loss)": minpy_epoch,
                   "minpy Solver (fused sgd_momentum)": solver_epoch}
     # minpy's first step loads numba's OpenMP runtime with OMP_WAIT_POLICY=PASSIVE; torch,
@@ -174,11 +180,11 @@ def main():
             fn(x, y, w0)
             best[name] = min(best[name], time.perf_counter() - start)
     base = best["numpy (hand)"]
-    print(f"\nOne epoch: MLP {N_IN}-{args.hidden}-{N_OUT}, batch {BATCH}, {STEPS} steps, "
+    print(f"\nOne epoch: MLP {N_IN}-{args.hidden}-{N_OUT}, batch {BATCH}, {steps} steps, "
           f"SGD momentum (best of {args.rounds}, round robin)")
     print(f"{'contender':36s} {'epoch':>10s} {'per step':>10s} {'vs numpy':>9s}")
     for name, t in best.items():
-        print(f"{name:36s} {t * 1e3:8.1f} ms {t / STEPS * 1e3:8.3f} ms {t / base:8.2f}x")
+        print(f"{name:36s} {t * 1e3:8.1f} ms {t / steps * 1e3:8.3f} ms {t / base:8.2f}x")
 
 
 if __name__ == "__main__":

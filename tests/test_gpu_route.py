@@ -288,3 +288,11 @@ def test_complex_vecdot_takes_the_cpu_fallback(gpu):
     r = minpy.vecdot(_gpu(a), _gpu(a[::-1]))
     numpy.testing.assert_array_equal(r.asnumpy(), numpy.vecdot(a, a[::-1]))
     assert _fallbacks() == {"vecdot": 1}
+
+
+def test_where_as_a_python_list_on_the_gpu(gpu):
+    m = [True, False, True, True]
+    for name in ("sum", "mean"):
+        r = getattr(minpy, name)(_gpu(X), axis=1, where=m)
+        assert _on_gpu(r) and not _fallbacks()
+        numpy.testing.assert_allclose(r.asnumpy(), getattr(numpy, name)(X, axis=1, where=m))

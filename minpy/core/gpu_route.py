@@ -236,6 +236,8 @@ def _moment(name):
 def _masked(xp, a, where, fill):
     if where is _NO_VALUE or where is True:
         return a
+    if not hasattr(where, "dtype"):         # a Python list or bool: CuPy takes arrays only
+        where = xp.asarray(where)
     return xp.where(where, a, xp.full((), fill, dtype=a.dtype))
 
 
