@@ -296,3 +296,14 @@ def test_where_as_a_python_list_on_the_gpu(gpu):
         r = getattr(minpy, name)(_gpu(X), axis=1, where=m)
         assert _on_gpu(r) and not _fallbacks()
         numpy.testing.assert_allclose(r.asnumpy(), getattr(numpy, name)(X, axis=1, where=m))
+
+
+def test_lists_of_device_integers_are_bounds_checked(gpu):
+    x = _gpu(X)
+    far = minpy.argmax(_gpu(numpy.arange(8)))          # a device 0-d integer, 7
+    near = minpy.argmin(_gpu(numpy.arange(8)))         # 0
+    numpy.testing.assert_array_equal(x[[near, 2]].asnumpy(), X[[0, 2]])
+    with pytest.raises(IndexError):
+        x[[near, far]]                                 # CuPy would read row 7 % 3
+    with pytest.raises(IndexError):
+        x[:, [far, 1]] = 0.0

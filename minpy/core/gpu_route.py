@@ -149,7 +149,12 @@ def _host_ints(seq):
 
 def _out_of_bounds(backend, idx, n):
     if type(idx) is list and not _host_ints(idx):
-        return False            # bools, slices, device scalars: CuPy's own checks
+        if not all(type(e) is int or (backend.owns(e) and e.ndim == 0 and e.dtype.kind in "iu")
+                   for e in idx):
+            return False        # bools, slices, nested lists: CuPy's own checks
+        xp = backend.xp         # device integer scalars (argmax results ...): on the device
+        idx = xp.stack([xp.asarray(e) if backend.owns(e) else xp.asarray(e, dtype=numpy.intp)
+                        for e in idx])
     if type(idx) is list or type(idx) is _ndarray:
         h = numpy.asarray(idx)
         return h.size and h.dtype.kind in "iu" and bool(((h < -n) | (h >= n)).any())
