@@ -73,24 +73,12 @@ def _run_on_device(prim, args, kwargs):
     backend = backend_for(ctx)
     fn = prim.backend_impl(backend)
     gpu = backend is not NUMPY
-    if fn is None and gpu:
-        body = gpu_route.substitute(prim, kwargs)
-        if body is not None:
-            fn = functools.partial(body, backend.xp)
-    if fn is None:
-        return _run_on_host(prim, args, kwargs, ctx, backend, "it has no implementation")
-    if gpu and (prim.placement != COMPUTE or prim.mutates is not None
-                or (kwargs and kwargs.get("out") is not None)):
-        # placed by its operands, not the policy: choose_context did not ask the backend
-        reason = gpu_route.refusal(backend, prim, args, kwargs, _leaves(args, kwargs))
+    if gpu:
+        fn, kwargs, reason = _gpu_call(prim, backend, fn, args, kwargs)
         if reason is not None:
             return _run_on_host(prim, args, kwargs, ctx, backend, reason)
-    if gpu and kwargs:
-        body = gpu_route.equivalent(prim, kwargs)
-        if body is not None:
-            fn = functools.partial(body, backend.xp)
-        else:
-            kwargs = backend.drop_defaults(prim.qualname, kwargs)
+    elif fn is None:
+        return _run_on_host(prim, args, kwargs, ctx, backend, "it has no implementation")
     cargs, ckw, moved = move_operands(args, kwargs, ctx, backend, prim.elementwise_inputs)
     if gpu and prim.elementwise_inputs and backend.promotion == "legacy":
         cargs = gpu_route.legacy_operands(backend, cargs, prim.elementwise_inputs, ctx.device_id)
@@ -104,6 +92,29 @@ def _run_on_device(prim, args, kwargs):
     if moved:
         disown(res, moved, ctx)
     return _result(prim, args, kwargs, res)
+
+
+def _gpu_call(prim, backend, fn, args, kwargs):
+    """``(fn, kwargs, reason)`` for a call on GPU ``backend``: the function to call (a
+    composed substitute or a keyword equivalent where CuPy lacks NumPy's) and the keywords
+    to pass, or the reason it must run on the host instead."""
+    if fn is None:
+        body = gpu_route.substitute(prim, kwargs)
+        if body is None:
+            return None, kwargs, "it has no implementation"
+        fn = functools.partial(body, backend.xp)
+    if prim.placement != COMPUTE or prim.mutates is not None or (
+            kwargs and kwargs.get("out") is not None):
+        # placed by its operands, not the policy: choose_context did not ask the backend
+        reason = gpu_route.refusal(backend, prim, args, kwargs, _leaves(args, kwargs))
+        if reason is not None:
+            return None, kwargs, reason
+    if kwargs:
+        body = gpu_route.equivalent(prim, kwargs)
+        if body is not None:
+            return functools.partial(body, backend.xp), kwargs, None
+        kwargs = backend.drop_defaults(prim.qualname, kwargs)
+    return fn, kwargs, None
 
 
 def _run_on_host(prim, args, kwargs, ctx, backend, reason):
