@@ -1,9 +1,9 @@
-# quick: python -m minpy.launch -n 2 --timeout 60 benchmarks/bench_dist_train.py --quick
+# quick: python -m minpy.kvstore.launch -n 2 --timeout 60 benchmarks/bench_dist_train.py --quick
 """Data-parallel training steps on MPI: communication behind the backward pass, and
 2 processes vs 1.
 
     mpiexec -n 2 python -m mpi4py benchmarks/bench_dist_train.py [--quick]
-    (or: python -m minpy.launch -n 2 benchmarks/bench_dist_train.py)
+    (or: python -m minpy.kvstore.launch -n 2 benchmarks/bench_dist_train.py)
 
 The model is a communication-heavy MLP bound as one executor (``minpy.symbol``,
 ``FullyConnected`` layers of HIDDEN x HIDDEN float32, SoftmaxOutput head) on a
@@ -118,7 +118,7 @@ def main():
     ap.add_argument("--hidden", type=int, default=None, help="default 1024 (quick: 256)")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--kvstore", default="dist_sync", choices=["dist_sync", "dist_async"],
-                    help="dist_async needs server ranks (minpy.launch --servers 1)")
+                    help="dist_async needs server ranks (minpy.kvstore.launch --servers 1)")
     args = ap.parse_args()
     rounds, reps = (1, 2) if args.quick else (5, 6)
     if args.layers is None:

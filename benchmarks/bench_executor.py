@@ -51,7 +51,7 @@ import minpy                                                  # noqa: E402
 import minpy as np                                            # noqa: E402
 import minpy.symbol as sym                                    # noqa: E402
 from minpy.symbol import function                               # noqa: E402
-from minpy.symbol.fuse_bn_relu import fuse_batchnorm_relu       # noqa: E402
+from minpy.symbol.passes.fuse_bn_relu import fuse_batchnorm_relu       # noqa: E402
 from minpy.symbol.symbol import Symbol                          # noqa: E402
 from minpy.nn.layers import batchnorm, conv2d, max_pool         # noqa: E402
 from _timing import (per_call, per_call_interleaved, fmt_time, print_table,  # noqa: E402

@@ -28,7 +28,7 @@ from _timing import fmt_time, optional, per_call_interleaved, print_table, set_q
 
 import minpy  # noqa: E402
 import minpy.symbol as sym  # noqa: E402
-from minpy.symbol import fusion  # noqa: E402
+from minpy.fusion import cpu as fusion   # noqa: E402
 
 EXPRS = {"(a*b+c)*0.5+a": False, "tanh(a*b+c)*0.5+a": True}
 

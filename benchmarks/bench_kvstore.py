@@ -1,4 +1,4 @@
-# quick: python -m minpy.launch -n 2 --timeout 60 benchmarks/bench_kvstore.py --quick
+# quick: python -m minpy.kvstore.launch -n 2 --timeout 60 benchmarks/bench_kvstore.py --quick
 """dist_sync pushpull vs raw MPI Allreduce vs one numpy.copyto, 2 ranks on this machine.
 
     mpiexec -n 2 python -m mpi4py benchmarks/bench_kvstore.py [--quick]

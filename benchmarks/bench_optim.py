@@ -23,7 +23,8 @@ import numpy
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import minpy                                                  # noqa: E402
-from minpy.nn import fused, optim                             # noqa: E402
+from minpy.kernels import optim as fused   # noqa: E402
+from minpy.nn import optim
 from _timing import per_call_interleaved, fmt_time, optional, print_table, set_quick  # noqa: E402
 
 HYPER = {"adam": {"learning_rate": 1e-3, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},

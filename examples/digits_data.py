@@ -20,7 +20,7 @@ def load_digits(image_shape=(64,), seed=0, split=0.8):
 
 def split_digits(arrays, image_shape=(64,), seed=0, split=0.8):
     """:func:`load_digits` on the archive's arrays (``images``, ``target``), however
-    they were read (``minpy.nn.readers.load_npz`` from a URL, say)."""
+    they were read (``minpy.nn.io.readers.load_npz`` from a URL, say)."""
     x = arrays["images"].reshape((-1,) + tuple(image_shape)).astype(numpy.float32) / 16.0
     y = arrays["target"].astype(numpy.int64)
     order = numpy.random.default_rng(seed).permutation(len(y))

@@ -1,10 +1,10 @@
 """Data-parallel training of the digits MLP on several MPI workers (``kvstore='dist_sync'``).
 
-    python -m minpy.launch -n 2 examples/train_dist.py [--epochs 10] [--quick] [--save F]
+    python -m minpy.kvstore.launch -n 2 examples/train_dist.py [--epochs 10] [--quick] [--save F]
     mpiexec -n 2 python -m mpi4py examples/train_dist.py ...   # the same, by hand
     python examples/train_dist.py ...                          # one process alone
 
-Every worker reads the digits through ``minpy.nn.readers`` from a URL (by
+Every worker reads the digits through ``minpy.nn.io.readers`` from a URL (by
 default the ``file://`` URL of the archive that ships in ``examples/data``;
 any fsspec URL works, a plain path without fsspec), iterates over its own
 part of the training set (``NDArrayIter(num_parts=kv.num_workers,
@@ -20,7 +20,7 @@ import argparse
 import importlib.util
 
 import minpy
-from minpy.nn import readers
+from minpy.nn.io import readers
 from minpy.nn.io import NDArrayIter
 from minpy.nn.solver import Solver
 

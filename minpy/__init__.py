@@ -17,7 +17,7 @@ from .core import (grad, grad_and_loss, value_and_grad, jacobian, hessian_vector
 from .core.async_work import set_async, async_mode, is_async, waitall   # noqa: F401
 from .numpy import gradients as _gradients   # noqa: F401  (the VJP rule tables)
 from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, executors)
-from .symbol.jit import jit, JitTraceError   # noqa: F401
+from .jit.api import jit, JitTraceError   # noqa: F401
 from . import core
 from . import kvstore   # noqa: F401  (MXNet's KVStore)
 from . import nd   # noqa: F401  (MXNet's mx.nd.load/save of .params files)

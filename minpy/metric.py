@@ -1,5 +1,5 @@
-"""``minpy.metric``: MXNet's ``mx.metric`` — a thin re-export of :mod:`minpy.nn.metric`."""
-from .nn.metric import (EvalMetric, CompositeEvalMetric, Accuracy, TopKAccuracy, F1,
+"""``minpy.metric``: MXNet's ``mx.metric`` — a thin re-export of :mod:`minpy.mxnet.metric`."""
+from .mxnet.metric import (EvalMetric, CompositeEvalMetric, Accuracy, TopKAccuracy, F1,
                         Perplexity, MAE, MSE, RMSE, CrossEntropy, NegativeLogLikelihood, Loss,
                         CustomMetric, np, create, register, check_label_shapes)
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from minpy import launch as _launch
+from minpy.kvstore import launch as _launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

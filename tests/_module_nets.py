@@ -6,7 +6,7 @@ import numpy
 
 import minpy
 import minpy.symbol as sym
-from minpy.nn.module import Module
+from minpy.mxnet.module import Module
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "mxnet", "module",
                        "module_fit.npz")

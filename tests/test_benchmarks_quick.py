@@ -55,7 +55,7 @@ def test_runner_covers_every_benchmark_with_its_quick_command():
         assert script in words and "--quick" in words, (script, cmd)
     assert commands["benchmarks/bench_executor.py"] == \
         "python benchmarks/bench_executor.py --quick"
-    assert "minpy.launch" in commands["benchmarks/bench_kvstore.py"]
+    assert "minpy.kvstore.launch" in commands["benchmarks/bench_kvstore.py"]
 
 
 def test_runner_is_strict_bash_with_timeouts():

@@ -9,10 +9,10 @@ from hypothesis import given, settings, strategies as st
 
 import minpy
 import minpy.symbol as sym
-from minpy.nn import conv as L
-from minpy.nn.conv import conv2d
-from minpy.symbol import conv_kernels as ck
-from minpy.symbol.fuse_bn_relu import fuse_batchnorm_relu
+from minpy.nn.layers import conv as L
+from minpy.nn.layers.conv import conv2d
+from minpy.kernels import conv as ck
+from minpy.symbol.passes.fuse_bn_relu import fuse_batchnorm_relu
 from minpy.symbol.symbol import Symbol
 from minpy.testing import check_grads
 

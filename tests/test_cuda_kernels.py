@@ -1,12 +1,12 @@
 """The CUDA kernels minpy generates compile and compute NumPy's numbers, checked without a GPU.
 
 Compiled (``tests/_nvrtc.py``): every source minpy hands ``cupy.ElementwiseKernel``
--- the fused elementwise Programs of ``minpy.symbol.fusion_cuda`` (every op of the
+-- the fused elementwise Programs of ``minpy.fusion.cuda`` (every op of the
 IR's tables ``UNARY``, ``BINARY``, ``TERNARY`` and ``astype``, so a new op is
 covered at once, for every dtype NumPy has a loop for: bool, int8..int64,
 uint8..uint64, float16, float32, float64, complex64, complex128; with array
 operands and with weak Python int and float constants on either side) and the
-fused optimizer kernels of ``minpy.nn.fused`` (every kind x float16, float32,
+fused optimizer kernels of ``minpy.kernels.optim`` (every kind x float16, float32,
 float64) -- expanded as CuPy 14 expands them (CuPy's kernel text byte for byte, as
 compared once with CuPy 14.2's own ``_get_elementwise_kernel_code`` for all these
 kernels; with its options ``--std=c++17 -ftz=true``) and compiled to PTX for ``compute_80``: by NVRTC where
@@ -43,9 +43,9 @@ import numpy
 import pytest
 
 import _nvrtc
-from minpy.nn import fused
-from minpy.symbol import fusion, fusion_cuda
-from minpy.symbol.fusion_ir import BINARY, CAST, TERNARY, UNARY
+from minpy.kernels import optim as fused
+from minpy.fusion import cpu as fusion, cuda as fusion_cuda
+from minpy.fusion.ir import BINARY, CAST, TERNARY, UNARY
 
 DTYPES = [numpy.dtype(c) for c in "?bhilBHILefdFD"]
 # the compiled checks do not depend on the device minpy runs on: once per CI run is enough

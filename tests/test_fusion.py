@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 import minpy
 import minpy.symbol as sym
-from minpy.symbol import fusion
-from minpy.symbol.fuse import fuse_graph, fusion_enabled
+from minpy.fusion import cpu as fusion
+from minpy.symbol.passes.fuse import fuse_graph, fusion_enabled
 from minpy.symbol.graph_plan import GraphPlan
 
 
@@ -353,9 +353,9 @@ def test_switch_turns_fusion_off(monkeypatch):
 
 def test_debug_line_reports_groups_nodes_and_bytes(caplog):
     net = _forward_chain()
-    with caplog.at_level(logging.DEBUG, logger="minpy.symbol.fuse"):
+    with caplog.at_level(logging.DEBUG, logger="minpy.symbol.passes.fuse"):
         GraphPlan(net, {k: (4, 5) for k in "abc"}, {}, "null", fusion=True)
-    lines = [r.getMessage() for r in caplog.records if r.name == "minpy.symbol.fuse"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "minpy.symbol.passes.fuse"]
     # 5 nodes -> 1; the 4 entries before the head are no longer stored: 4 * 80 bytes
     assert lines == ["fuse: 1 groups fused (5 nodes), op nodes 5 -> 1, intermediate bytes "
                      "saved: 320"]

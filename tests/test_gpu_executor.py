@@ -15,7 +15,7 @@ import pytest
 import minpy
 import minpy.module
 import minpy.symbol as sym
-from minpy.nn import initializer
+from minpy.mxnet import initializer
 from minpy.nn.io import NDArrayIter
 
 from _module_nets import blobs, mlp as module_mlp

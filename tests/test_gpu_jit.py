@@ -9,7 +9,7 @@ import pytest
 import minpy
 import minpy as np
 from minpy.nn import layers
-from minpy.symbol import jit_fuse
+from minpy.jit import fuse as jit_fuse
 
 from standin import installed
 

@@ -9,7 +9,8 @@ import pytest
 
 import minpy
 import minpy.symbol as sym
-from minpy.nn import batchnorm_ops, conv, optim
+from minpy.nn.layers import batchnorm_ops, conv
+from minpy.nn import optim
 from minpy.symbol import zoo
 from minpy.symbol.function import Function
 

@@ -309,7 +309,7 @@ for _d, _table in STATS.items():
 
 def public_names(module):
     """The public names of a namespace: ``__all__`` where it has one, else ``dir()``
-    less the submodules that are not callable (``minpy.launch`` appears there once
+    less the submodules that are not callable (``minpy.kvstore.launch`` appears there once
     anything imported it: not a NumPy function)."""
     names = getattr(module, "__all__", None)
     if names is None:

@@ -17,8 +17,8 @@ import pytest
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent.parent / "minpy"
 
-LAYERS = {"engine": 0, "dispatch": 0, "core": 1, "numpy": 2, "scipy": 2, "symbol": 3,
-          "nn": 4, "kvstore": 4}
+LAYERS = {"engine": 0, "dispatch": 0, "core": 1, "numpy": 2, "scipy": 2, "fusion": 2,
+          "kernels": 3, "symbol": 4, "jit": 5, "kvstore": 5, "nn": 6, "mxnet": 7}
 TOP = 10     # minpy/__init__.py and the top-level modules (testing, compat aliases)
 
 # (importer, imported): why the import sits inside a function

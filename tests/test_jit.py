@@ -14,9 +14,12 @@ import minpy as np
 import minpy.symbol as sym
 from minpy.core import customop
 from minpy.core.array import new
-from minpy.nn import layers, optimizers
-from minpy.symbol import function, fusion, jit_fuse
-from minpy.symbol.jit import JitTraceError
+from minpy.nn import layers
+from minpy.nn.optim import optimizers
+from minpy.symbol import function
+from minpy.fusion import cpu as fusion
+from minpy.jit import fuse as jit_fuse
+from minpy.jit.api import JitTraceError
 
 from _host import host
 

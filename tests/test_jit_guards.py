@@ -379,7 +379,7 @@ def test_assigning_into_an_argument_container_is_refused():
 
 
 def test_a_huge_container_read_from_outside_is_guarded_by_identity_with_a_warning():
-    from minpy.symbol.jit_guards import MAX_TREE_LEAVES
+    from minpy.jit.guards import MAX_TREE_LEAVES
     table = [1.0] * (MAX_TREE_LEAVES + 1)
     f = minpy.jit(lambda x: x * table[0])
     with pytest.warns(RuntimeWarning, match=r"'table'.*only its identity is guarded"):

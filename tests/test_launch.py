@@ -1,4 +1,4 @@
-"""python -m minpy.launch: the command lines it builds (local, mpi, ssh), its checks and
+"""python -m minpy.kvstore.launch: the command lines it builds (local, mpi, ssh), its checks and
 errors, and real jobs on this machine (each under a hard timeout, MPICH's leftover
 shared-memory files removed): roles, exit status, a rank that raises or is killed,
 --timeout, and SIGTERM/SIGINT to the launcher."""
@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from minpy import launch as ml
+from minpy.kvstore import launch as ml
 
 from _jobs import needs_mpi
 
@@ -63,11 +63,11 @@ def _env(extra=None):
 
 
 def _cli(*argv):
-    return [sys.executable, "-m", "minpy.launch", *argv]
+    return [sys.executable, "-m", "minpy.kvstore.launch", *argv]
 
 
 def run_launcher(*argv, timeout=30, env=None):
-    """Run ``python -m minpy.launch argv``; past ``timeout`` s it gets SIGTERM (which it
+    """Run ``python -m minpy.kvstore.launch argv``; past ``timeout`` s it gets SIGTERM (which it
     passes on to the job), then SIGKILL, and the test fails. Returns (status, stdout,
     stderr, seconds)."""
     start = time.monotonic()
@@ -82,7 +82,7 @@ def run_launcher(*argv, timeout=30, env=None):
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-        pytest.fail(f"minpy.launch {argv} ran past {timeout} s\n{out[-2000:]}\n{err[-2000:]}")
+        pytest.fail(f"minpy.kvstore.launch {argv} ran past {timeout} s\n{out[-2000:]}\n{err[-2000:]}")
     return proc.returncode, out, err, time.monotonic() - start
 
 
@@ -180,7 +180,7 @@ def test_missing_files_are_named(tmp_path):
     with pytest.raises(ml.LaunchError, match="--hostfile .*hosts: no such file"):
         ml.launch(JOB, n=2, hostfile=str(tmp_path / "hosts"), dry_run=True)
     status, _, err, _ = run_launcher("-n", "0", JOB, "report")
-    assert status == 2 and "minpy.launch: error: -n must be" in err
+    assert status == 2 and "minpy.kvstore.launch: error: -n must be" in err
 
 
 # ---- finding MPI ----------------------------------------------------------------------
@@ -210,7 +210,7 @@ def test_no_mpiexec_is_a_clear_error(tmp_path):
         ml.find_mpiexec("/nonexistent")
     status, out, err, _ = run_launcher("--mpiexec", "/nonexistent", "-n", "2", JOB, "report")
     assert status == 2 and out == ""
-    assert 'minpy.launch: error: --mpiexec /nonexistent: no such executable' in err
+    assert 'minpy.kvstore.launch: error: --mpiexec /nonexistent: no such executable' in err
     assert 'pip install "minpy[dist]"' in err
 
 
@@ -288,7 +288,7 @@ def test_a_job_that_ignores_the_signal_is_killed(tmp_path, monkeypatch, capfd):
     finally:
         done.set()
     assert status == 143 and time.monotonic() - start < 5
-    assert "minpy.launch: stopped the job on SIGTERM" in capfd.readouterr().err
+    assert "minpy.kvstore.launch: stopped the job on SIGTERM" in capfd.readouterr().err
     assert _ended([_child_pid(tmp_path)], within=2)
 
 
@@ -299,7 +299,7 @@ def test_a_job_that_overruns_its_timeout_is_killed(tmp_path, monkeypatch, capfd)
     start = time.monotonic()
     status = ml.launch(JOB, ["sleep"], n=1, mpiexec=_stubborn_mpiexec(tmp_path), timeout=1)
     assert status == 137 and time.monotonic() - start < 5
-    assert "mpiexec overran --timeout 1 s by 0.3 s, so minpy.launch ended the job" in \
+    assert "mpiexec overran --timeout 1 s by 0.3 s, so minpy.kvstore.launch ended the job" in \
         capfd.readouterr().err
     assert _ended([_child_pid(tmp_path)], within=2)
 
@@ -350,7 +350,7 @@ def test_servers_are_the_last_ranks(shm):
 def test_the_exit_status_comes_back_from_python(shm, capfd):
     assert ml.launch(JOB, ["exit", "3"], n=2, timeout=20, stdin=subprocess.DEVNULL) == 3
     err = capfd.readouterr().err
-    assert "minpy.launch: the job failed with exit status 3 and was ended" in err
+    assert "minpy.kvstore.launch: the job failed with exit status 3 and was ended" in err
 
 
 @needs_mpi
@@ -358,7 +358,7 @@ def test_a_rank_that_raises_ends_the_job(shm):
     status, out, err, took = run_launcher("-n", "2", "--timeout", "30", JOB, "raise")
     assert status == 1, err
     assert "RuntimeError: launch_job: rank 1 failed on purpose" in err
-    assert "minpy.launch: the job failed with exit status 1 and was ended" in err
+    assert "minpy.kvstore.launch: the job failed with exit status 1 and was ended" in err
     assert "NOT ENDED" not in out and took < 15
 
 
@@ -374,7 +374,7 @@ def test_a_killed_rank_ends_the_job_at_once(shm):
 def test_timeout_ends_the_whole_job(shm):
     status, out, err, took = run_launcher("-n", "2", "--timeout", "2", JOB, "sleep")
     assert status != 0 and "NOT ENDED" not in out, (status, out, err, took)
-    assert "minpy.launch: the job ran past --timeout 2 s, so it was ended" in err
+    assert "minpy.kvstore.launch: the job ran past --timeout 2 s, so it was ended" in err
     assert 2 <= took < 10
 
 
@@ -399,6 +399,6 @@ def test_a_signal_to_the_launcher_ends_the_job(sig, shm):
             proc.kill()
             proc.communicate()
     assert proc.returncode == 128 + sig, err
-    assert f"minpy.launch: stopped the job on {sig.name}" in err
+    assert f"minpy.kvstore.launch: stopped the job on {sig.name}" in err
     assert "NOT ENDED" not in out and took < 5
     assert _ended(pids), "a rank outlived the job"

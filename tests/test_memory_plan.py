@@ -1,4 +1,4 @@
-"""Static memory planning (minpy/symbol/memory.py) on pure-data graphs.
+"""Static memory planning (minpy/symbol/passes/plan_memory.py) on pure-data graphs.
 
 The module is loaded by file path: it depends on nothing else in minpy, and
 this keeps the tests independent of the rest of the symbol package.
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 
 from _plan_checks import dags as plan_dags, lifetimes
-from minpy.symbol import memory
+from minpy.symbol.passes import plan_memory as memory
 plan_memory = memory.plan_memory
 
 

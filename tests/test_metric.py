@@ -1,4 +1,4 @@
-"""minpy.nn.metric (MXNet 1.x's mx.metric): values against MXNet 1.9.1 and NumPy formulas."""
+"""minpy.mxnet.metric (MXNet 1.x's mx.metric): values against MXNet 1.9.1 and NumPy formulas."""
 import math
 from collections import OrderedDict
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import minpy
-from minpy.nn import metric
+from minpy.mxnet import metric
 
 # The values MXNet 1.9.1 gives on the inputs of cases() (the same seeded inputs as
 # metric_cases() in tests/fixtures/mxnet/module/make_module_fixture.py), printed once by

@@ -1,4 +1,4 @@
-"""Mirror / sqrt(n) checkpointing (minpy/symbol/mirror.py) on pure-data graphs.
+"""Mirror / sqrt(n) checkpointing (minpy/symbol/passes/mirror.py) on pure-data graphs.
 
 Loaded by file path, like tests/test_memory_plan.py. Graphs are built here as
 forward specs plus a gradient made by graph extension (one backward node per
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 
-from minpy.symbol import memory, mirror
+from minpy.symbol.passes import plan_memory as memory, mirror
 
 
 # ------------------------------------------------------------ graph builders

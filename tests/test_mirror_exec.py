@@ -198,7 +198,7 @@ def test_mirrored_deep_resnet_plan_is_much_smaller():
 def test_tail_trim_keeps_stages_whole():
     """The search's last step (keep the end of the forward pass) never splits
     a __mirror_stage__ that straddles a cut point, nor drops a forced node."""
-    from minpy.symbol.mirror_choice import _trim_tail
+    from minpy.symbol.passes.mirror_choice import _trim_tail
     fwd = list(range(20))
     stage_of = {12: "s", 13: "s", 14: "s", 15: "s"}
     seen = []

@@ -1,4 +1,4 @@
-"""minpy.nn.module (MXNet 1.x's Module API): training, inference, parameters, checkpoints
+"""minpy.mxnet.module (MXNet 1.x's Module API): training, inference, parameters, checkpoints
 (MXNet 1.9.1's files and outputs, tests/fixtures/mxnet/module), errors, callbacks.
 The optimizers under Module: tests/test_module_optim.py."""
 import logging
@@ -11,10 +11,10 @@ import minpy
 import minpy.callback
 import minpy.metric
 import minpy.module
-from minpy.symbol import ndfile
-from minpy.nn import callback, initializer, metric, module_optim
+from minpy.symbol.format import params as ndfile
+from minpy.mxnet import callback, initializer, metric, optimizer as module_optim
 from minpy.nn.io import NDArrayIter
-from minpy.nn.module import DataBatch, Module
+from minpy.mxnet.module import DataBatch, Module
 
 from _module_nets import Batch, FIXTURE, blobs, bound, host, manual_forward, mlp, params_of
 

@@ -1,14 +1,15 @@
-"""minpy.nn.module_optim under Module: MXNet 1.9.1's updates (tests/fixtures/mxnet/module),
+"""minpy.mxnet.optimizer under Module: MXNet 1.9.1's updates (tests/fixtures/mxnet/module),
 minpy optimizers, frozen parameters, optimizer state files, learning-rate schedules."""
 import numpy
 import pytest
 
 import minpy
 import minpy.symbol as sym
-from minpy.nn import module_optim, optim
+from minpy.mxnet import optimizer as module_optim
+from minpy.nn import optim
 from minpy.nn.io import NDArrayIter
-from minpy.nn.module import DataBatch, Module
-from minpy.nn.schedule import StepSchedule
+from minpy.mxnet.module import DataBatch, Module
+from minpy.nn.optim.schedule import StepSchedule
 
 from _module_nets import CONFIGS, FIXTURE, blobs, bound, host, mlp, params_of
 

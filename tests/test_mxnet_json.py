@@ -8,7 +8,7 @@ import pytest
 
 import minpy
 import minpy.symbol as sym
-from minpy.symbol import mxnet_json
+from minpy.symbol.format import mxnet_json
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "mxnet"
 

@@ -16,7 +16,7 @@ import pytest
 import minpy
 import minpy.symbol as sym
 from minpy.symbol import OPS, check_symbol_grad
-from minpy.symbol.ops_shape import reshape_shape
+from minpy.symbol.ops.shape import reshape_shape
 from minpy.symbol.registry import Mismatch
 
 FIX = pathlib.Path(__file__).resolve().parent / "fixtures" / "mxnet"

@@ -366,7 +366,7 @@ def test_checkpoint_errors_name_the_file_or_key(tmp_path):
 
 
 def test_the_names_are_exported():
-    import minpy.symbol.ndfile as ndfile
+    import minpy.symbol.format.params as ndfile
     assert minpy.nd.load is ndfile.load and minpy.nd.save is ndfile.save
     assert {"load_checkpoint", "save_checkpoint", "load_params"} <= set(sym.__all__)
     assert issubclass(NDArrayFileError, ValueError)

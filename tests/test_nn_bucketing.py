@@ -1,4 +1,4 @@
-"""minpy.nn.bucketing: BucketSentenceIter and BucketingFunction (one bound symbol per bucket)."""
+"""minpy.mxnet.bucketing: BucketSentenceIter and BucketingFunction (one bound symbol per bucket)."""
 import pickle
 
 import numpy
@@ -7,7 +7,7 @@ from hypothesis import assume, given, strategies as st
 
 import minpy as np
 import minpy.symbol as sym
-from minpy.nn.bucketing import BucketingFunction, BucketSentenceIter
+from minpy.mxnet.bucketing import BucketingFunction, BucketSentenceIter
 from minpy.testing import check_grads
 
 VOCAB, EMBED, HIDDEN, BATCH = 8, 5, 7, 4

@@ -16,7 +16,8 @@ from hypothesis import given, settings, strategies as st
 import minpy
 import minpy as mp
 from minpy.kvstore import KVStore
-from minpy.nn import checkpoint, layers, optim, parallel, readers
+from minpy.nn import checkpoint, layers, optim, parallel
+from minpy.nn.io import readers
 from minpy.nn.io import DataBatch, DataIter, NDArrayIter
 from minpy.nn.model import ModelBase, SymbolModel
 from minpy.nn.solver import Callback, Solver, StopTraining

@@ -1,4 +1,4 @@
-"""minpy.nn.io (NDArrayIter, DataBatch, DataDesc, prefetching) and minpy.nn.readers."""
+"""minpy.nn.io (NDArrayIter, DataBatch, DataDesc, prefetching) and minpy.nn.io.readers."""
 import gc
 import os
 import pickle
@@ -11,7 +11,8 @@ import pytest
 from hypothesis import assume, given, strategies as st
 
 import minpy as np
-from minpy.nn import io, readers
+from minpy.nn import io
+from minpy.nn.io import readers
 from minpy.nn.io import DataBatch, DataDesc, NDArrayIter, PrefetchingIter
 
 from standin import installed           # the strict stand-in GPU of the dispatch tests

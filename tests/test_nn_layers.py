@@ -9,7 +9,7 @@ import minpy.symbol as sym
 from minpy.nn import layers as L
 from minpy.symbol import function
 from minpy.testing import check_grads
-from minpy.nn import batchnorm_ops
+from minpy.nn.layers import batchnorm_ops
 from standin import installed          # tests/standin.py: a strict NumPy-backed "GPU"
 from _host import host
 

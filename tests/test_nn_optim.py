@@ -11,7 +11,9 @@ from hypothesis import given, strategies as st
 
 import minpy
 from minpy.dispatch.transfer import data_on
-from minpy.nn import fused, optim, schedule
+from minpy.kernels import optim as fused
+from minpy.nn import optim
+from minpy.nn.optim import schedule
 from minpy.testing import check_grads
 
 from standin import standin_gpu  # noqa: F401

@@ -14,9 +14,9 @@ import pytest
 
 import minpy
 import minpy.symbol as sym
-from minpy import launch as ml
+from minpy.kvstore import launch as ml
 from minpy.nd import NDArrayFileError
-from minpy.symbol.serialize import SymbolFileError
+from minpy.symbol.format.minpy_json import SymbolFileError
 
 from _jobs import MPIEXEC, needs_mpi, run_mpi
 
@@ -216,7 +216,7 @@ def test_ranks_run_through_the_reporting_wrapper_only_when_watched():
     assert "MINPY_LAUNCH_REPORTS" not in plain.argv
     watched = ml.build_command("train.py", ["--lr", 0.1], 2, mpiexec="mpiexec", python="/py",
                                environ={}, report_dir="/tmp/r")
-    assert watched.argv[-9:] == ["/py", "-m", "mpi4py", "-m", "minpy.launch", "--rank",
+    assert watched.argv[-9:] == ["/py", "-m", "mpi4py", "-m", "minpy.kvstore.launch", "--rank",
                                  "train.py", "--lr", "0.1"]
     at = watched.argv.index("MINPY_LAUNCH_REPORTS")
     assert watched.argv[at - 1:at + 2] == ["-genv", "MINPY_LAUNCH_REPORTS", "/tmp/r"]
@@ -226,7 +226,7 @@ def test_ranks_run_through_the_reporting_wrapper_only_when_watched():
 def test_a_rank_that_calls_os_exit_0_mid_job_fails_the_job():
     status, out, err, took = _launch("-n", "2", "--timeout", "30", JOB, "exit0")
     assert status == ml.ABNORMAL_STATUS != 0, (status, out, err)
-    assert "minpy.launch: rank 1 ended abnormally: it called os._exit(0)" in err, err
+    assert "minpy.kvstore.launch: rank 1 ended abnormally: it called os._exit(0)" in err, err
     assert "NOT ENDED" not in out and took < 20
     assert not any(os.path.exists(p) for p in _segments(out))
 
@@ -243,7 +243,7 @@ def test_a_rank_that_calls_os_exit_0_after_finalize_fails_the_job():
 def test_a_job_that_ends_normally_is_still_status_0():
     status, out, err, _ = _launch("-n", "2", "--timeout", "30", JOB, "ok")
     assert status == 0, (status, out, err)
-    assert out.count("done") == 2 and "minpy.launch" not in err
+    assert out.count("done") == 2 and "minpy.kvstore.launch" not in err
     assert not any(os.path.exists(p) for p in _segments(out))
 
 

@@ -1,5 +1,5 @@
-"""plan_report (minpy/symbol/planreport.py), the arena layout and live_peak
-(minpy/symbol/memory.py), and Executor.memory_report's strategy categories.
+"""plan_report (minpy/symbol/passes/memory_report.py), the arena layout and live_peak
+(minpy/symbol/passes/plan_memory.py), and Executor.memory_report's strategy categories.
 
 Byte counts of a tiny net are worked out by hand; the zoo's ImageNet nets are
 planned from shapes alone and held to the MXNet paper's memory figure (2x
@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 import minpy
 import minpy.engine as engine
 import minpy.symbol as sym
-from minpy.symbol import memory, zoo
-from minpy.symbol.planreport import plan_report
+from minpy.symbol.passes import plan_memory as memory
+from minpy.symbol import zoo
+from minpy.symbol.passes.memory_report import plan_report
 from _plan_checks import dags as plan_dags, lifetimes
 
 KEYS = {"naive", "inplace", "coshare", "both", "both_blocks", "mirror", "lower_bound", "args",

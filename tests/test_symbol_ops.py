@@ -403,7 +403,7 @@ def test_blockgrad_stops_gradient():
 
 
 def test_reshape_special_values():
-    from minpy.symbol.ops_shape import reshape_shape
+    from minpy.symbol.ops.shape import reshape_shape
     from minpy.symbol.registry import Mismatch
     assert reshape_shape((2, 3, 4), (0, -1)) == (2, 12)
     assert reshape_shape((2, 3, 4), (-2,)) == (2, 3, 4)

@@ -10,7 +10,7 @@
 
 Kinds: ``local`` and ``device`` in one process (:mod:`minpy.kvstore.local`);
 over MPI ranks (``pip install "minpy[dist]"``, run under ``python -m
-minpy.launch -n N script.py``): ``dist_sync`` and ``dist_device_sync``
+minpy.kvstore.launch -n N script.py``): ``dist_sync`` and ``dist_device_sync``
 (allreduce among the workers, :mod:`minpy.kvstore.mpi`) and ``dist_async``
 (parameter-server ranks, :mod:`minpy.kvstore.dist_async`).
 

@@ -1,7 +1,7 @@
 """``dist_async``: a parameter server on MPI; workers push and pull without waiting
 for each other.
 
-Launch with server ranks: ``python -m minpy.launch -n 2 --servers 1
+Launch with server ranks: ``python -m minpy.kvstore.launch -n 2 --servers 1
 train.py`` (or ``MINPY_KVSTORE_SERVERS=1 mpiexec -n 3 python -m mpi4py
 train.py``).  Each key lives on one server (chosen by a hash of the key);
 an array of at least ``MINPY_KVSTORE_BIGARRAY_BOUND`` elements (default
@@ -52,7 +52,7 @@ class DistAsyncKVStore(WorkerKVStore):
         super().__init__("dist_async", comm)
         if not self._layout.servers:
             raise ValueError("minpy.kvstore.create('dist_async'): the job has no server ranks; "
-                             "launch it with python -m minpy.launch -n WORKERS --servers S "
+                             "launch it with python -m minpy.kvstore.launch -n WORKERS --servers S "
                              "script.py (or set MINPY_KVSTORE_SERVERS=S under mpiexec)")
         self._world = self._layout.world
         # every worker creates its stores in the same order, so the ids agree

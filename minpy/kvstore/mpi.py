@@ -1,6 +1,6 @@
 """The MPI side of the ``dist_*`` kinds: the job's layout and ``dist_sync``.
 
-Run the workers under MPI: ``python -m minpy.launch -n 2 train.py`` or
+Run the workers under MPI: ``python -m minpy.kvstore.launch -n 2 train.py`` or
 ``mpiexec -n 2 python -m mpi4py train.py`` (``python -m mpi4py`` aborts the
 whole job when one rank raises, instead of leaving the others blocked).
 mpi4py and an MPI come from the ``dist`` extra: ``pip install "minpy[dist]"``

@@ -1,7 +1,7 @@
 """MPI plumbing of the ``dist_*`` kinds: the communicator, the job's layout of
 workers and servers, and waiting on requests without spinning a core.
 
-**Layout.** ``MINPY_KVSTORE_SERVERS=S`` (set by ``python -m minpy.launch
+**Layout.** ``MINPY_KVSTORE_SERVERS=S`` (set by ``python -m minpy.kvstore.launch
 --servers S``) makes the last S ranks of ``COMM_WORLD`` parameter servers and
 the others workers.
 

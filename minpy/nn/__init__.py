@@ -4,17 +4,18 @@ MinPy's module names: ``minpy.nn.layers`` (functional layers and losses on
 the tape; defined in ``activations``, ``conv``, ``recurrent`` and ``layers``),
 ``minpy.nn.init`` (initialisers), ``minpy.nn.optim`` (MinPy's update
 functions; the fused in-place optimizers of ``optimizers`` over the kernels
-of ``fused``), ``minpy.nn.schedule`` (learning-rate schedules),
+of ``fused``), ``minpy.nn.optim.schedule`` (learning-rate schedules),
 ``minpy.nn.io`` (NDArrayIter; the batch protocol in ``batch``, prefetching
-in ``prefetch``), ``minpy.nn.readers`` (npz/npy/CSV from fsspec URLs),
-``minpy.nn.bucketing`` (variable-length sequences, one executor per bucket),
+in ``prefetch``), ``minpy.nn.io.readers`` (npz/npy/CSV from fsspec URLs),
+``minpy.mxnet.bucketing`` (variable-length sequences, one executor per bucket),
 ``minpy.nn.model`` (ModelBase, SymbolModel), ``minpy.nn.solver`` (Solver:
 progress bars, plots, checkpoints), ``minpy.nn.parallel`` (the Solver's data
 parallelism: replicas on several devices and workers, kept equal through a
 KVStore) and ``minpy.nn.checkpoint``.
 """
-from . import (layers, init, optim, schedule, io, readers, bucketing, checkpoint, model,
-               parallel, solver, module, metric, callback)
+from . import layers, init, optim, io, checkpoint, model, parallel, solver
+from .optim import schedule
+from .io import readers
 
-__all__ = ["layers", "init", "optim", "schedule", "io", "readers", "bucketing", "checkpoint",
-           "model", "parallel", "solver", "module", "metric", "callback"]
+__all__ = ["layers", "init", "optim", "schedule", "io", "readers", "checkpoint", "model",
+           "parallel", "solver"]

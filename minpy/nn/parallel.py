@@ -27,7 +27,7 @@ from .. import kvstore as kvstores
 from .. import numpy as mnp
 from ..core.array import Array
 from ..dispatch.context import Context
-from .batch import DataBatch
+from .io.batch import DataBatch
 
 __all__ = ["check_contexts", "make_kvstore", "updates_in_process", "Replicas", "RuleUpdater",
            "FiniteOnly"]

@@ -24,16 +24,15 @@ from .registry import OPS, ShapeError, DTypeError
 from .symbol import Symbol, Variable, var, Group, OP_FUNCTIONS, load_json
 from .executor import Executor, seed
 from .graph_plan import GraphPlan
-from .planreport import plan_report
+from .passes.memory_report import plan_report
 from .visualize import plot_network
 from .rnn import lstm_cell, lstm_params, gru_cell, gru_params
-from .checks import check_symbol_grad, check_symbol_forward
-from . import serialize as _serialize
-from .serialize import SymbolFileError
+from .testing import check_symbol_grad, check_symbol_forward
+from .format import minpy_json as _serialize
+from .format.minpy_json import SymbolFileError
 from . import zoo
 from .function import function, Function
-from .jit import jit, JitFunction, JitTraceError
-from .checkpoint import load_checkpoint, save_checkpoint, load_params
+from .format.checkpoint import load_checkpoint, save_checkpoint, load_params
 
 globals().update(OP_FUNCTIONS)
 

@@ -66,7 +66,7 @@ from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
 from .graph_plan import GraphPlan
 from .executor import Executor, device_scope
 from .registry import ShapeError
-from .trace import current_tracer
+from ..core.trace import current_tracer
 
 __all__ = ["function", "Function"]
 

@@ -26,7 +26,7 @@ by identity, so entries are hashable tuples.
 :class:`IndexedGraph` numbers the nodes reachable from a list of head
 entries in topological order (inputs before users; computed iteratively,
 no recursion limit) and numbers their entries densely, which is the form
-the memory planner (``minpy.symbol.memory.plan_memory``) consumes.
+the memory planner (``minpy.symbol.passes.plan_memory.plan_memory``) consumes.
 """
 
 __all__ = ["Node", "IndexedGraph", "topo_sort"]

@@ -8,7 +8,7 @@ How the plan is made (``storage.plan_storage``): every entry (one output of one
 node) of the joint graph is *external* -- arguments, their gradients, aux
 states, head gradients and the graph heads, each with its own array -- or
 *internal*.  Internal entries are placed in storage blocks by
-``minpy.symbol.memory.plan_memory`` when that module exists and planning is
+``minpy.symbol.passes.plan_memory.plan_memory`` when that module exists and planning is
 on (default; ``plan_memory=False`` or env ``MINPY_PLAN_MEMORY=0`` turn it
 off), else by a trivial plan with one block per entry.  By default the blocks
 are packed at offsets of one arena (``layout="arena"``; env
@@ -16,25 +16,25 @@ are packed at offsets of one arena (``layout="arena"``; env
 give one buffer per block, MXNet's co-share).
 
 Mirror (``mirror=``, env ``MINPY_BACKWARD_DO_MIRROR=1``): some forward nodes
-are recomputed in backward instead of kept (``minpy.symbol.mirror``); the
+are recomputed in backward instead of kept (``minpy.symbol.passes.mirror``); the
 planned program then holds duplicate nodes (``origin`` maps each to the node
 whose op it runs) and the memory plan covers it.  See
-``minpy.symbol.mirror_choice.choose_mirror``.
+``minpy.symbol.passes.mirror_choice.choose_mirror``.
 """
 import math
 import os
 
 import numpy
 
-from .fuse import fuse_graph, fusion_enabled
-from .fuse_bn_relu import fuse_batchnorm_relu
-from .gradient import build_gradient
+from .passes.fuse import fuse_graph, fusion_enabled
+from .passes.fuse_bn_relu import fuse_batchnorm_relu
+from .passes.gradient import build_gradient
 from .graph import IndexedGraph
-from .infer import infer_shapes, infer_types
-from .mirror import apply_mirror
-from .mirror_choice import CHEAP_OPS, choose_mirror, mirror_mode
+from .passes.infer import infer_shapes, infer_types
+from .passes.mirror import apply_mirror
+from .passes.mirror_choice import CHEAP_OPS, choose_mirror, mirror_mode
 from .registry import ShapeError, make_node, parse_attr_value
-from .storage import categories as strategy_bytes, plan_storage, trivial_plan
+from .passes.storage import categories as strategy_bytes, plan_storage, trivial_plan
 
 __all__ = ["GraphPlan", "plan_storage", "trivial_plan", "choose_mirror", "mirror_mode",
            "CHEAP_OPS"]
@@ -119,7 +119,7 @@ class GraphPlan:
             claimed.add((id(g[0]), g[1]))
             grad_heads.append(g)
             grad_names.append(v.name)
-        if fusion_enabled(fusion):      # minpy.symbol.fuse; env MINPY_FUSION=0 disables
+        if fusion_enabled(fusion):      # minpy.symbol.passes.fuse; env MINPY_FUSION=0 disables
             fused = fuse_graph(heads + grad_heads, len(heads), shapes, dtypes)
             heads, grad_heads = fused[:len(heads)], fused[len(heads):]
         self.graph = g = IndexedGraph(heads + grad_heads)

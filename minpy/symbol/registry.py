@@ -34,7 +34,7 @@ import threading
 
 import numpy
 
-from . import mxnet_json
+from .format import mxnet_json
 from .graph import Node
 
 __all__ = ["OpDef", "Param", "OPS", "register", "alias", "make_node", "Mismatch", "ShapeError",

@@ -13,13 +13,13 @@ bound.
 
 import numpy
 
-from . import ops_elemwise, ops_nn, ops_output, ops_shape    # noqa: F401  (register ops)
-from . import ops_mxnet    # noqa: F401  (registers MXNet's other operators and aliases)
-from . import mxnet_json, serialize
+from .ops import elemwise as ops_elemwise, nn as ops_nn, output as ops_output, shape as ops_shape   # noqa: F401  (register ops)
+from .ops import mxnet as ops_mxnet   # noqa: F401  (registers MXNet's other operators and aliases)
+from .format import mxnet_json, minpy_json as serialize
 from .executor import Executor
 from .graph import IndexedGraph, Node, topo_sort
 from .graph_plan import GraphPlan
-from .infer import infer_shapes, infer_types
+from .passes.infer import infer_shapes, infer_types
 from .registry import OPS, auto_name, parse_attr_value
 
 __all__ = ["Symbol", "Variable", "var", "Group", "OP_FUNCTIONS"]

@@ -2,7 +2,7 @@
 import math
 
 from .graph import IndexedGraph
-from .infer import infer_shapes
+from .passes.infer import infer_shapes
 
 __all__ = ["plot_network"]
 

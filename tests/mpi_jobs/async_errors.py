@@ -18,7 +18,7 @@ def scale_update(key, grad, stored):
 def main():
     if os.environ.get("MINPY_KVSTORE_SERVERS", "0") == "0":
         with pytest.raises(ValueError, match=r"no server ranks; launch it with python -m "
-                                             r"minpy.launch -n WORKERS --servers S"):
+                                             r"minpy.kvstore.launch -n WORKERS --servers S"):
             np.kvstore.create("dist_async")
         print("refused")
         return

@@ -1,0 +1,731 @@
+"""Start a minpy job on MPI ranks: ``python -m minpy.kvstore.launch -n 4 script.py args...``.
+
+The launcher wraps MPICH's ``mpiexec`` (``pip install "minpy[dist]"`` installs
+MPICH and mpi4py; the mpich wheel puts ``mpiexec`` beside the Python
+interpreter). It starts N + S ranks, each running
+
+    <this python> -m mpi4py script.py args...
+
+``python -m mpi4py`` turns an uncaught exception on one rank into MPI_Abort,
+so the job ends instead of the other ranks waiting for it forever.
+
+Roles. The first N ranks of COMM_WORLD are workers, the last S
+(``--servers S``) are parameter-server ranks. Every rank gets
+``MINPY_KVSTORE_SERVERS=S`` (the contract with minpy.kvstore) and
+``MINPY_NUM_WORKERS=N``.
+
+Threads. Every rank also gets ``OMP_NUM_THREADS=1`` and
+``OPENBLAS_NUM_THREADS=1`` unless you set them yourself (OpenBLAS falls back
+to ``OMP_NUM_THREADS``, so setting that one keeps OpenBLAS's default off
+too): each rank's BLAS would otherwise start one thread per core, and N
+ranks on one machine would run N times as many threads as there are cores,
+which makes the job slower, not faster. ``PYTHONUNBUFFERED=1`` (unless set)
+makes what a rank prints show up at once, and not be lost when the job is
+torn down.
+
+Where the ranks run (``--launcher``):
+
+  local   every rank on this machine (the default without --hostfile):
+          mpiexec -launcher fork -hosts localhost
+  mpi     mpiexec's own choice of hosts: the hosts of --hostfile
+          (mpiexec -f FILE; the default with --hostfile), or without one a
+          batch system's allocation (Slurm, PBS, ...) or this machine
+  ssh     MPICH hydra starts the ranks over ssh on the hosts of --hostfile
+          (mpiexec -launcher ssh -f FILE); needs password-less ssh
+
+A hostfile has one ``host`` or ``host:slots`` per line (MPICH's format).
+On other hosts the same Python (same path), minpy, mpi4py and the script
+must exist; the ranks start in the current directory's path.
+
+Ending. A rank that raises, exits with a non-zero status or is killed makes
+MPICH's mpiexec end every other rank; the launcher then exits with the job's
+status and says so on stderr. ``--timeout SEC`` bounds the whole job
+(MPICH's ``MPIEXEC_TIMEOUT``; the launcher kills what is left should
+mpiexec overrun it). SIGINT, SIGTERM and SIGHUP sent to the launcher are
+passed on to mpiexec, which ends the ranks; the launcher then exits with
+128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), and kills
+whatever is left of the job 5 s later, or at once on a third signal.
+
+Abnormal ends mpiexec does not report. MPICH's mpiexec exits with 0 when a
+rank leaves by ``os._exit(0)`` (skipping Python's exit: atexit handlers,
+flushing what it printed, MPI_Finalize), even after killing the other ranks
+for it. So each rank runs the script through ``python -m minpy.kvstore.launch --rank``,
+which notes in a temporary folder of the launcher's when the rank starts, when
+it ends with a normal Python exit and when it calls ``os._exit``; a rank that
+started but did not end normally fails the job (exit status 1, the ranks
+named on stderr). Ranks on other hosts are watched only where that folder is
+on a shared file system. ``--dry-run`` prints the command without this watch.
+
+Shared memory. MPICH leaves its ``/dev/shm/mpich_shm_*`` files behind when a
+job is aborted, killed or signalled. After the job, however it ended, the
+launcher removes the ones its ranks mapped; other jobs' files are left alone.
+
+Exit status: the job's (mpiexec's); 1 when mpiexec said 0 but a rank did
+not end normally; 128 + N when ended by signal N; 2 when the job could not
+be started (bad options, no mpiexec or mpi4py).
+
+From Python: ``minpy.kvstore.launch.launch("train.py", ["--epochs", "3"], n=2)``
+returns the exit status; ``build_command`` gives the command line without
+running it (``--dry-run`` prints it).
+"""
+import argparse
+import atexit
+import glob
+import importlib.util
+import os
+import runpy
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import NamedTuple
+
+__all__ = ["LaunchError", "Command", "LAUNCHERS", "rank_environment", "build_command",
+           "find_mpiexec", "check_mpi4py", "launch", "run_rank", "main"]
+
+LAUNCHERS = ("local", "mpi", "ssh")
+INSTALL = 'pip install "minpy[dist]"'
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+KILL_GRACE = 5.0        # seconds between a forwarded signal and killing what is left
+TIMEOUT_STATUS = 255     # MPICH's mpiexec's status for a job ended by MPIEXEC_TIMEOUT
+TIMEOUT_GRACE = 10.0    # seconds mpiexec may overrun --timeout before the launcher steps in
+ABNORMAL_STATUS = 1     # a job mpiexec says ended well (0) but in which a rank did not finish
+REPORTS_VARIABLE = "MINPY_LAUNCH_REPORTS"   # the folder where watched ranks report
+SHM_PATTERN = "/dev/shm/mpich_shm_*"         # MPICH's shared memory; an aborted job leaves it
+SHM_ATTRIBUTE_S = 1.0   # seconds a new segment may go unmapped by the job before it is foreign
+_RANK_FLAG = "--rank"   # python -m minpy.kvstore.launch --rank script args: one watched rank
+_POLL = 0.1             # seconds between checks on a running job
+_PROG = "minpy.kvstore.launch"
+# signals that kill a rank; mpiexec reports such a rank with the signal's number
+_KILL_SIGNALS = frozenset(int(s) for s in (signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV,
+                                           signal.SIGABRT, signal.SIGBUS, signal.SIGFPE,
+                                           signal.SIGILL))
+
+
+class LaunchError(Exception):
+    """A job that cannot be started as asked; the message says what is wrong and how to fix it."""
+
+
+class Command(NamedTuple):
+    """The command line that starts a job: ``argv`` for ``mpiexec`` and ``env``, the
+    variables added to mpiexec's own environment (the ranks' are in ``argv`` as
+    ``-genv NAME VALUE``)."""
+    argv: list
+    env: dict
+
+    def shell(self):
+        """The command as one line for a POSIX shell (variables first)."""
+        prefix = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items())]
+        return " ".join(prefix + [shlex.join(self.argv)])
+
+
+def rank_environment(n, servers=0, environ=None):
+    """The variables every rank gets, as {name: value}: the roles
+    (``MINPY_KVSTORE_SERVERS``, ``MINPY_NUM_WORKERS``), one BLAS/OpenMP thread per
+    rank and unbuffered output unless ``environ`` (default ``os.environ``) sets them."""
+    environ = os.environ if environ is None else environ
+    env = {"MINPY_KVSTORE_SERVERS": str(servers), "MINPY_NUM_WORKERS": str(n)}
+    if "OMP_NUM_THREADS" not in environ:
+        env["OMP_NUM_THREADS"] = "1"
+    if "OPENBLAS_NUM_THREADS" not in environ and "OMP_NUM_THREADS" not in environ:
+        env["OPENBLAS_NUM_THREADS"] = "1"       # OpenBLAS falls back to OMP_NUM_THREADS
+    if "PYTHONUNBUFFERED" not in environ:
+        env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _check_counts(n, servers, timeout):
+    """Raise LaunchError unless the rank counts and the timeout make sense."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise LaunchError(f"-n must be a whole number of worker ranks, at least 1; got {n!r}")
+    if isinstance(servers, bool) or not isinstance(servers, int) or servers < 0:
+        raise LaunchError("--servers must be a whole number of parameter-server ranks, "
+                          f"0 or more; got {servers!r}")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
+                                or timeout < 1):
+        raise LaunchError("--timeout must be a whole number of seconds, at least 1 "
+                          f"(MPICH's MPIEXEC_TIMEOUT); got {timeout!r}")
+
+
+def _pick_launcher(launcher, hostfile):
+    """The launcher to use: the one asked for, checked against ``hostfile``, or the
+    default (``mpi`` with a hostfile, ``local`` without)."""
+    if launcher is None:
+        return "mpi" if hostfile else "local"
+    if launcher not in LAUNCHERS:
+        raise LaunchError(f"--launcher must be one of {', '.join(LAUNCHERS)}; got {launcher!r}")
+    if launcher == "local" and hostfile:
+        raise LaunchError("--launcher local runs every rank on this machine and takes no "
+                          "--hostfile; drop --hostfile, or use --launcher mpi or ssh to run "
+                          "on the hosts it names")
+    if launcher == "ssh" and not hostfile:
+        raise LaunchError("--launcher ssh needs --hostfile FILE naming the hosts to ssh to "
+                          "(one 'host' or 'host:slots' per line)")
+    return launcher
+
+
+def build_command(script, args=(), n=1, servers=0, *, hostfile=None, launcher=None,
+                  mpiexec="mpiexec", python=None, timeout=None, environ=None,
+                  report_dir=None):
+    """The :class:`Command` that runs ``script args...`` on ``n`` worker ranks and
+    ``servers`` parameter-server ranks (the last ones). Pure: checks the values
+    but not the files. ``python`` defaults to ``sys.executable``, ``environ`` (whose
+    thread settings are left alone) to ``os.environ``. With ``report_dir`` each
+    rank runs the script through ``-m minpy.kvstore.launch --rank``, which records in that
+    folder whether the rank ended with a normal Python exit (see :func:`launch`)."""
+    _check_counts(n, servers, timeout)
+    launcher = _pick_launcher(launcher, hostfile)
+    argv = [os.fspath(mpiexec)]
+    if launcher == "local":
+        argv += ["-launcher", "fork", "-hosts", "localhost"]
+    elif launcher == "ssh":
+        argv += ["-launcher", "ssh", "-f", os.fspath(hostfile)]
+    elif hostfile:
+        argv += ["-f", os.fspath(hostfile)]
+    ranks = rank_environment(n, servers, environ)
+    if report_dir is not None:
+        ranks[REPORTS_VARIABLE] = os.fspath(report_dir)
+    for name, value in ranks.items():
+        argv += ["-genv", name, value]
+    argv += ["-n", str(n + servers), python or sys.executable, "-m", "mpi4py"]
+    if report_dir is not None:
+        argv += ["-m", "minpy.kvstore.launch", _RANK_FLAG]
+    argv += [os.fspath(script), *[str(a) for a in args]]
+    env = {} if timeout is None else {"MPIEXEC_TIMEOUT": str(timeout)}
+    return Command(argv, env)
+
+
+def _executable(path):
+    """Whether ``path`` is a file this user may run."""
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def find_mpiexec(override=None, python=None, path=None):
+    """The path of ``mpiexec``: ``override`` if given (a path, or a name looked up on
+    ``path``), else the one beside ``python`` (default ``sys.executable``; the mpich
+    wheel installs it there), else the first on ``path`` (default ``$PATH``).
+    Raises LaunchError naming the fix when there is none."""
+    if override:
+        found = override if os.sep in override else shutil.which(override, path=path)
+        if found and _executable(found):
+            return found
+        raise LaunchError(f"--mpiexec {override}: no such executable; give the path of "
+                          f"MPICH's mpiexec, or leave --mpiexec out to use the one that "
+                          f"{INSTALL} installs beside Python")
+    beside = os.path.join(os.path.dirname(python or sys.executable), "mpiexec")
+    if _executable(beside):
+        return beside
+    found = shutil.which("mpiexec", path=path)
+    if found:
+        return found
+    raise LaunchError(f"no mpiexec beside {python or sys.executable} or on PATH: install "
+                      f"MPICH and mpi4py with {INSTALL} (the mpich wheel puts mpiexec "
+                      "beside the Python interpreter), or name one with --mpiexec PATH")
+
+
+def check_mpi4py():
+    """Raise LaunchError unless this interpreter (the ranks' one) can import mpi4py."""
+    if importlib.util.find_spec("mpi4py") is None:
+        raise LaunchError(f"mpi4py is not installed for {sys.executable}, and every rank "
+                          f"runs '{os.path.basename(sys.executable)} -m mpi4py script.py': "
+                          f"install it with {INSTALL}")
+
+
+def _check_files(script, hostfile):
+    """Raise LaunchError unless the script and the hostfile exist."""
+    if not os.path.isfile(script):
+        raise LaunchError(f"{script}: no such file (the Python script every rank runs)")
+    if hostfile and not os.path.isfile(hostfile):
+        raise LaunchError(f"--hostfile {hostfile}: no such file (it lists the hosts, one "
+                          "'host' or 'host:slots' per line)")
+
+
+def _descendants(pid):
+    """The pids of every process below ``pid`` (from /proc; empty where there is none).
+    Hydra starts its proxies and the ranks each in a session of their own, so a
+    signal to mpiexec's process group does not reach them."""
+    children = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _signal(proc, signum):
+    """Send ``signum`` to mpiexec's process group (mpiexec passes it on to the ranks)."""
+    try:
+        os.killpg(proc.pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_job(proc):
+    """SIGKILL mpiexec and everything it started."""
+    for pid in _descendants(proc.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    _signal(proc, signal.SIGKILL)
+
+
+class _Forwarder:
+    """While a job runs, SIGINT/SIGTERM/SIGHUP to the launcher go to mpiexec (the
+    first two as they are, a third as SIGKILL to the whole job); the previous
+    handlers come back afterwards. Installed before mpiexec starts, so a signal in
+    between is held and passed on once it runs. Only in the main thread, where
+    Python allows signal handlers."""
+
+    def __init__(self):
+        self.proc, self.signum, self.count, self.at, self.saved = None, None, 0, None, {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for s in FORWARDED_SIGNALS:
+                self.saved[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for s, handler in self.saved.items():
+            signal.signal(s, handler)
+
+    def attach(self, proc):
+        """Forward to ``proc`` from now on, and pass on a signal that came before it."""
+        self.proc = proc
+        if self.signum is not None:
+            self._forward(self.signum)
+
+    def _handle(self, signum, frame):
+        """The signal handler: note the first signal's time, forward once mpiexec runs."""
+        self.count += 1
+        if self.signum is None:
+            self.signum, self.at = signum, time.monotonic()
+        if self.proc is not None:
+            self._forward(signum)
+
+    def _forward(self, signum):
+        """Pass ``signum`` on to mpiexec; from the third signal on, kill the job."""
+        if self.count >= 3:
+            _kill_job(self.proc)
+        else:
+            _signal(self.proc, signum)
+
+
+def _wait(proc, forwarder, timeout, tick=None):
+    """Wait for mpiexec and return (its status, whether it overran ``timeout``). What is
+    left of the job is killed KILL_GRACE s after a forwarded signal; should mpiexec
+    overrun ``timeout`` by TIMEOUT_GRACE s, it gets SIGTERM, then after KILL_GRACE s
+    the job is killed. ``tick()`` runs between the checks."""
+    start, overran_at = time.monotonic(), None
+    while True:
+        if tick is not None:
+            tick()
+        try:
+            return proc.wait(timeout=_POLL), overran_at is not None
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if forwarder.at is not None and now - forwarder.at > KILL_GRACE:
+            _kill_job(proc)
+        if timeout is not None and now - start > timeout + TIMEOUT_GRACE:
+            if overran_at is None:
+                overran_at = now
+                _signal(proc, signal.SIGTERM)
+            elif now - overran_at > KILL_GRACE:
+                _kill_job(proc)
+
+
+class _SharedMemory:
+    """The MPICH shared-memory files (``/dev/shm/mpich_shm_*``) of one job: those that
+    appear while it runs and that a process of the job maps. MPICH removes them when
+    the job ends normally and leaves them behind when it is aborted or killed; files
+    of other jobs on this machine, running or not, are left alone."""
+
+    def __init__(self):
+        self.before = set(glob.glob(SHM_PATTERN))
+        self.ours, self.foreign, self.first_seen = set(), set(), {}
+
+    def watch(self, pid):
+        """Attribute the segments that appeared since the job started to the job below
+        ``pid`` (mpiexec) when one of its processes maps them; a segment none of them
+        maps within SHM_ATTRIBUTE_S s belongs to another job."""
+        new = set(glob.glob(SHM_PATTERN)) - self.before - self.ours - self.foreign
+        if not new:
+            return
+        now = time.monotonic()
+        mapped = _mapped_shm([pid] + _descendants(pid))
+        for path in new:
+            if path in mapped:
+                self.ours.add(path)
+            elif now - self.first_seen.setdefault(path, now) > SHM_ATTRIBUTE_S:
+                self.foreign.add(path)
+
+    def claim(self, paths):
+        """Count as the job's those of ``paths`` (segments its ranks reported mapping)
+        that appeared since it started."""
+        self.ours |= (set(paths) - self.before) & set(glob.glob(SHM_PATTERN))
+
+    def remove(self):
+        """Remove the job's segments that are still there."""
+        for path in sorted(self.ours):
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                print(f"{_PROG}: could not remove the job's shared memory {path}: {e}",
+                      file=sys.stderr, flush=True)
+
+
+def _mapped_shm(pids):
+    """The MPICH shared-memory files the processes ``pids`` map (from /proc)."""
+    mapped = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                for line in f:
+                    if "/dev/shm/mpich_shm_" in line:
+                        path = line.split(maxsplit=5)[-1].strip()
+                        mapped.add(path.removesuffix(" (deleted)"))
+        except OSError:
+            pass
+    return mapped
+
+
+# ---- watched ranks: did each end with a normal Python exit? -----------------------------
+
+def _write_report(path, text, mode="w"):
+    """Write (or with mode "a" append) ``text`` to ``path``; nothing when the folder is
+    not there (a rank on another host without a shared file system: the launcher
+    cannot watch it)."""
+    try:
+        with open(path, mode) as f:
+            f.write(text)
+    except OSError:
+        pass
+
+
+class _AfterImport:
+    """A meta path finder that runs ``then()`` right after the module ``name`` has been
+    imported (once), by wrapping the loader the other finders give it."""
+
+    def __init__(self, name, then):
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname, path=None, target=None):
+        """The usual spec of ``name``, with a loader that calls ``then`` after it."""
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ThenLoader(spec.loader, self.then)
+        return spec
+
+
+class _ThenLoader:
+    """``loader``, calling ``then()`` once the module is executed."""
+
+    def __init__(self, loader, then):
+        self._loader, self._then = loader, then
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._then()
+
+
+def run_rank(argv):
+    """Run ``argv`` (script, args...) as this rank's ``__main__``, as ``python -m mpi4py
+    script args`` does, and report in the folder ``$MINPY_LAUNCH_REPORTS``:
+    ``start-RANK`` now, ``done-RANK`` at a normal interpreter exit (atexit: after the
+    script returns, raises or calls sys.exit), ``exit-RANK`` (the status) when the
+    process calls ``os._exit``, which skips atexit, the flushing of output and
+    MPI_Finalize. What a forked child of the rank does is not reported."""
+    if not argv:
+        raise SystemExit(f"python -m {_PROG} {_RANK_FLAG}: give the script to run")
+    folder, rank = os.environ.get(REPORTS_VARIABLE), os.environ.get("PMI_RANK")
+    if folder and rank is not None:             # PMI_RANK: MPICH's hydra sets it
+        pid, real_exit = os.getpid(), os._exit
+
+        def report(kind, text="", mode="w"):
+            if os.getpid() == pid:
+                _write_report(os.path.join(folder, f"{kind}-{rank}"), text, mode)
+
+        def report_shm():
+            report("shm", "".join(f"{p}\n" for p in sorted(_mapped_shm([pid]))), "a")
+
+        def report_done():
+            report_shm()
+            report("done")
+
+        def reporting_exit(status):
+            report_shm()
+            report("exit", f"{status}\n")
+            real_exit(status)
+
+        report("start", f"{pid}\n")
+        atexit.register(report_done)
+        os._exit = reporting_exit
+        # MPI_Init (importing mpi4py.MPI) maps the job's shared memory: name it then,
+        # for the launcher to remove should the job be killed before it is polled
+        if "mpi4py.MPI" in sys.modules:
+            report_shm()
+        else:
+            sys.meta_path.insert(0, _AfterImport("mpi4py.MPI", report_shm))
+    script = argv[0]
+    sys.argv[:] = list(argv)
+    if not getattr(sys.flags, "isolated", 0):
+        sys.path[0] = os.path.realpath(os.path.dirname(script))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+def _unfinished_ranks(folder):
+    """{rank: the status it passed to os._exit, or None} for the ranks that reported
+    their start in ``folder`` but no normal exit, in rank order."""
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return {}
+    found = {}
+    for name in names:
+        rank = name.removeprefix("start-")
+        if rank == name or not rank.isdigit() or f"done-{rank}" in names:
+            continue
+        status = None
+        if f"exit-{rank}" in names:
+            try:
+                with open(os.path.join(folder, f"exit-{rank}")) as f:
+                    status = int(f.read())
+            except (OSError, ValueError):
+                pass
+        found[int(rank)] = status
+    return dict(sorted(found.items()))
+
+
+def _reported_shm(folder):
+    """The shared-memory files the ranks reported mapping in ``folder``."""
+    paths = set()
+    for path in glob.glob(os.path.join(glob.escape(folder), "shm-*")):
+        try:
+            with open(path) as f:
+                paths.update(line.strip() for line in f if line.strip())
+        except OSError:
+            pass
+    return paths
+
+
+def _ranks(ranks):
+    """``rank 3`` or ``ranks 0, 2``."""
+    ranks = list(ranks)
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
+
+
+def _explain_unfinished(unfinished, rc, status):
+    """The paragraph for stderr about ranks that ended without a normal Python exit
+    in a job mpiexec reports as ``rc``."""
+    exited = {r: c for r, c in unfinished.items() if c is not None}
+    others = [r for r in unfinished if r not in exited]
+    parts = [f"{_PROG}: rank {r} ended abnormally: it called os._exit({c}) before the job "
+             "finished, which skips Python's exit (atexit handlers, flushing what it "
+             "printed) and MPI_Finalize." for r, c in exited.items()]
+    if others and exited:
+        parts.append(f"{_ranks(others).capitalize()} ended with it, unfinished (MPICH's "
+                     "mpiexec ends every other rank when one leaves without MPI_Finalize).")
+    elif others:
+        parts.append(f"{_PROG}: {_ranks(others)} ended abnormally: without a normal Python "
+                     "exit (os._exit, a C-level exit() or a crash that mpiexec did not "
+                     "report), before the job finished.")
+    parts.append(f"mpiexec reported exit status {rc}, but the job did not finish "
+                 f"(exit status {status}).")
+    return " ".join(parts)
+
+
+def _signame(signum):
+    """``SIGTERM`` for 15; ``signal 99`` for a number without a name."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _explain(status, rc, signum, timeout, elapsed, overran):
+    """The paragraph for stderr about a job that did not end with status 0."""
+    if signum is not None:
+        return (f"{_PROG}: stopped the job on {_signame(signum)}: the signal "
+                f"went to mpiexec, which ends every rank (exit status {status}).")
+    if overran:
+        return (f"{_PROG}: mpiexec overran --timeout {timeout} s by {TIMEOUT_GRACE:g} s, "
+                f"so {_PROG} ended the job itself (exit status {status}).")
+    if rc < 0:
+        return (f"{_PROG}: mpiexec was killed by {_signame(-rc)}, which ended "
+                f"the job (exit status {status}).")
+    if timeout is not None and elapsed >= timeout:
+        return (f"{_PROG}: the job ran past --timeout {timeout} s, so it was ended: "
+                f"MPICH's mpiexec stopped every rank (exit status {status}). Look above "
+                "for a rank that stalled, or raise --timeout if the job needs longer.")
+    why = ""
+    if rc in _KILL_SIGNALS:
+        why = f"; {rc} is also how mpiexec reports a rank killed by {_signame(rc)}"
+    return (f"{_PROG}: the job failed with exit status {status} and was ended: when a rank "
+            "raises an uncaught exception (python -m mpi4py then calls MPI_Abort), exits "
+            "with a non-zero status or is killed, MPICH's mpiexec stops every other rank "
+            "(or mpiexec could not start the ranks at all). The rank's traceback or "
+            f"mpiexec's 'BAD TERMINATION' notice above says which rank{why}.")
+
+
+def launch(script, args=(), n=1, servers=0, *, hostfile=None, launcher=None, timeout=None,
+           mpiexec=None, dry_run=False, stdin=None, stdout=None, stderr=None):
+    """Run ``script args...`` on ``n`` worker ranks and ``servers`` parameter-server
+    ranks under MPICH's mpiexec and return the job's exit status (128 + N when a
+    signal N sent to this process ended it). ``dry_run`` prints the command line
+    instead and returns 0. ``stdin``/``stdout``/``stderr`` go to mpiexec as in
+    :class:`subprocess.Popen`; this function's own message about a failed job goes
+    to ``sys.stderr``. Signals are forwarded only when called from the main thread.
+    A job in which a rank did not end with a normal Python exit fails with
+    ABNORMAL_STATUS even when mpiexec says 0; the job's MPICH shared-memory files
+    are removed afterwards (see the module's documentation).
+    Raises LaunchError when the job cannot be started."""
+    _check_counts(n, servers, timeout)
+    _check_files(script, hostfile)
+    if dry_run:
+        try:
+            mpiexec = find_mpiexec(mpiexec)
+        except LaunchError:
+            mpiexec = mpiexec or "mpiexec"        # printing it needs no MPI here
+        command = build_command(script, args, n, servers, hostfile=hostfile,
+                                launcher=launcher, mpiexec=mpiexec, timeout=timeout)
+        print(command.shell(), flush=True)
+        return 0
+    mpiexec = find_mpiexec(mpiexec)
+    _pick_launcher(launcher, hostfile)
+    check_mpi4py()
+    reports = tempfile.mkdtemp(prefix="minpy-launch-")
+    try:
+        command = build_command(script, args, n, servers, hostfile=hostfile,
+                                launcher=launcher, mpiexec=mpiexec, timeout=timeout,
+                                report_dir=reports)
+        return _run(command, timeout, reports, stdin, stdout, stderr)
+    finally:
+        shutil.rmtree(reports, ignore_errors=True)
+
+
+def _run(command, timeout, reports, stdin, stdout, stderr):
+    """Run ``command``, whose ranks report in the folder ``reports``; return the job's
+    exit status (see :func:`launch`) after removing the job's shared memory."""
+    env = dict(os.environ, **command.env)
+    start = time.monotonic()
+    shm = _SharedMemory()
+    try:
+        with _Forwarder() as forwarder:
+            try:
+                proc = subprocess.Popen(command.argv, env=env, start_new_session=True,
+                                        stdin=stdin, stdout=stdout, stderr=stderr)
+            except OSError as e:
+                raise LaunchError(f"could not start {command.argv[0]}: {e}; give MPICH's "
+                                  f"mpiexec with --mpiexec PATH, or reinstall it with "
+                                  f"{INSTALL}") from e
+            forwarder.attach(proc)
+            try:
+                rc, overran = _wait(proc, forwarder, timeout, lambda: shm.watch(proc.pid))
+            except BaseException:
+                _kill_job(proc)                     # never leave the job running behind us
+                proc.wait()
+                raise
+    finally:
+        shm.claim(_reported_shm(reports))
+        shm.remove()
+    elapsed = time.monotonic() - start
+    if forwarder.signum is not None:
+        status = 128 + forwarder.signum
+    else:
+        status = 128 - rc if rc < 0 else rc
+    if status == 0 and timeout is not None and elapsed >= timeout:
+        # MPICH's hydra sometimes exits 0 after printing "APPLICATION TIMED OUT" (when a
+        # proxy hits its demux error while being killed): a job that reached --timeout
+        # was ended, whatever mpiexec says, so it fails as hydra's timeout normally does
+        status = rc = TIMEOUT_STATUS
+    if status:
+        print(_explain(status, rc, forwarder.signum, timeout, elapsed, overran),
+              file=sys.stderr, flush=True)
+        return status
+    # hydra reports 0 for a rank that left by os._exit(0), even after killing the others
+    unfinished = _unfinished_ranks(reports)
+    if unfinished:
+        status = ABNORMAL_STATUS
+        print(_explain_unfinished(unfinished, rc, status), file=sys.stderr, flush=True)
+    return status
+
+
+def _parser():
+    """The command line's parser; ``--help`` shows this module's documentation."""
+    doc = (__doc__ or "").split("\n\n", 1)
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {_PROG}", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=doc[0], epilog=doc[1] if len(doc) > 1 else None)
+    parser.add_argument("-n", "--workers", type=int, required=True, metavar="N",
+                        help="worker ranks (the first N of COMM_WORLD)")
+    parser.add_argument("-s", "--servers", type=int, default=0, metavar="S",
+                        help="parameter-server ranks, after the workers (default 0)")
+    parser.add_argument("--hostfile", metavar="FILE",
+                        help="hosts to run on, one 'host' or 'host:slots' per line")
+    parser.add_argument("--launcher", choices=LAUNCHERS,
+                        help="local (default without --hostfile), mpi (default with "
+                             "one) or ssh")
+    parser.add_argument("--timeout", type=int, metavar="SEC",
+                        help="end the whole job after SEC seconds (MPIEXEC_TIMEOUT)")
+    parser.add_argument("--mpiexec", metavar="PATH",
+                        help="MPICH's mpiexec to use (default: the one beside this "
+                             "Python, else the first on PATH)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the command line and exit")
+    parser.add_argument("script", help="the Python script every rank runs")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    return parser
+
+
+def main(argv=None):
+    """The command line: parse ``argv`` (default ``sys.argv[1:]``), run the job and
+    return its exit status (2 when it cannot be started). ``--rank SCRIPT ARGS`` (how
+    the launcher starts each rank) runs SCRIPT as :func:`run_rank` does."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == [_RANK_FLAG]:
+        return run_rank(argv[1:])
+    a = _parser().parse_args(argv)
+    try:
+        return launch(a.script, a.args, a.workers, a.servers, hostfile=a.hostfile,
+                      launcher=a.launcher, timeout=a.timeout, mpiexec=a.mpiexec,
+                      dry_run=a.dry_run)
+    except LaunchError as e:
+        print(f"{_PROG}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

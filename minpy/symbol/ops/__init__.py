@@ -1,0 +1,3 @@
+"""The symbolic operators, registered in :data:`minpy.symbol.registry.OPS` on import:
+elementwise, neural-network layers, shape and reductions, outputs (losses), and the
+rest of what MXNet 1.9.1 symbol files use (``mxnet*``)."""
