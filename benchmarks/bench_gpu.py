@@ -23,7 +23,7 @@ call's time is its work done, not queued; contenders are timed round robin
 (results, or the first step's loss). A contender whose library or device is
 missing is reported as ``absent``; with no GPU at all the script says so and
 exits 0. ``--standin`` runs the minpy-gpu contender on the test suite's
-stand-in device (``tests/standin.py``, NumPy memory): it checks this script,
+stand-in device (``tests/_standin.py``, NumPy memory): it checks this script,
 its timings mean nothing.
 """
 import argparse
@@ -78,7 +78,7 @@ def load_minpy_gpu(standin):
     """The minpy GPU backend (the stand-in's with ``standin``), or None and why."""
     if standin:
         sys.path.insert(0, os.path.join(HERE, "..", "tests"))
-        from standin import StandinBackend      # (its arrays have CuPy's methods)
+        from _standin import StandinBackend      # (its arrays have CuPy's methods)
         minpy.dispatch.set_gpu_backend(StandinBackend())
         minpy.set_policy("prefer_gpu")
     backend = minpy.dispatch.gpu_backend()
@@ -400,7 +400,7 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, 1 round (CI)")
     parser.add_argument("--standin", action="store_true",
-                        help="minpy-gpu on tests/standin.py's stand-in device (checks the script)")
+                        help="minpy-gpu on tests/_standin.py's stand-in device (checks the script)")
     args = parser.parse_args(argv)
     c = Contenders(args.standin)
     for line in c.describe():

@@ -1,5 +1,5 @@
 """CuPy's ndarray methods and in-place operators for the stand-in GPU's arrays
-(``tests/standin.py`` installs them on :class:`~standin.StandinArray` at import).
+(``tests/_standin.py`` installs them on :class:`~_standin.StandinArray` at import).
 
 Without them a method call on a stand-in array raises AttributeError and an in-place
 operator (``out += x``) silently rebinds the name instead of writing into the

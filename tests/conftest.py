@@ -29,7 +29,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # as gpu(0) and gpu(1) (policy prefer_gpu), as on a machine with a GPU.
 if os.environ.get("MINPY_TEST_DEVICE") == "standin":
     import minpy
-    from standin import StandinBackend
+    from _standin import StandinBackend
     minpy.dispatch.set_gpu_backend(StandinBackend())
     minpy.set_policy("prefer_gpu")
 # MINPY_TEST_DEVICE=cupy: the whole suite on the real CuPy backend as gpu(0), which

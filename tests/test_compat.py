@@ -25,7 +25,7 @@ from minpy.testing import check_grads, arrays, shapes
 from minpy.utils import gradient_checker
 from minpy.utils.minprof import Profiler, minprof
 
-from standin import standin_gpu  # noqa: F401  (fixture)
+from _standin import standin_gpu  # noqa: F401  (fixture)
 
 
 # ---------------------------------------------------------------- minpy.core's autograd

@@ -6,7 +6,7 @@ the cross-cutting ones listed in ``_NAMES`` (creation from shapes, predicates,
 queries, printing, saving); chapter files add their own.
 
 Value-dependent, with a rule (each once marked "no gradient", which silently gave
-zeros; the namespace-wide audit, tests/test_grad_audit.py, checks each against
+zeros; the namespace-wide audit, tests/numpy/test_grad_audit.py, checks each against
 finite differences to second order):
 
 - ``unique`` (any ``return_*``, ``axis``), ``unique_values``/``_counts``/

@@ -1,4 +1,4 @@
-"""A job for tests/test_no_silent_jobs.py, run by ``python -m minpy.kvstore.launch``. Every rank
+"""A job for tests/kvstore/test_no_silent_jobs.py, run by ``python -m minpy.kvstore.launch``. Every rank
 first prints ``shm RANK PATHS`` (the MPICH shared-memory files it maps); then argv[1]:
 
 exit0       the last rank calls os._exit(0) mid-job; the others wait for it

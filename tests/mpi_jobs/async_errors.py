@@ -1,4 +1,4 @@
-"""dist_async argument errors (run by tests/test_kvstore_dist.py): with servers, bad
+"""dist_async argument errors (run by tests/kvstore/test_kvstore_dist.py): with servers, bad
 calls raise on the worker and leave the servers' values alone; without servers,
 create says how to launch."""
 import os

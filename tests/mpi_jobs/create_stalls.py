@@ -1,4 +1,4 @@
-"""kvstore.create with a rank that stalls before it (tests/test_no_silent_jobs.py): the
+"""kvstore.create with a rank that stalls before it (tests/kvstore/test_no_silent_jobs.py): the
 last rank sleeps instead of creating the store; the others must fail within
 MINPY_KVSTORE_TIMEOUT with an error naming kvstore.create, the missing rank and the
 timeout, and the job end, instead of every rank blocking in the setup for ever."""

@@ -1,4 +1,4 @@
-"""dist_device_sync on the strict stand-in GPU (run by tests/test_kvstore_dist.py):
+"""dist_device_sync on the strict stand-in GPU (run by tests/kvstore/test_kvstore_dist.py):
 each rank pushes arrays from two stand-in devices; the value stays on gpu(0), is
 summed over devices and ranks, and is pulled back onto both devices and the host."""
 import os
@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import minpy as np                       # noqa: E402
 import minpy.nn                          # noqa: E402,F401
-from standin import installed            # noqa: E402
+from _standin import installed            # noqa: E402
 
 
 def main():

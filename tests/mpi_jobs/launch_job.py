@@ -1,4 +1,4 @@
-"""A job for tests/test_launch.py, run by ``python -m minpy.kvstore.launch``; argv[1] picks what it does:
+"""A job for tests/kvstore/test_launch.py, run by ``python -m minpy.kvstore.launch``; argv[1] picks what it does:
 
 report ARGS...  rank 0 prints one line per rank: its rank, the size, its role by the
                 launcher's contract (the last MINPY_KVSTORE_SERVERS ranks are servers),

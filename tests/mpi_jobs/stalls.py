@@ -1,4 +1,4 @@
-"""A dist_sync job whose last rank stops pushing (tests/test_kvstore_dist.py): the
+"""A dist_sync job whose last rank stops pushing (tests/kvstore/test_kvstore_dist.py): the
 others time out with an error naming the key and the rank, and the job ends."""
 import sys
 import time

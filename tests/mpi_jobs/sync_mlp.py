@@ -1,4 +1,4 @@
-"""A dist_* worker (run by tests/test_kvstore_dist.py under mpiexec): trains a small
+"""A dist_* worker (run by tests/kvstore/test_kvstore_dist.py under mpiexec): trains a small
 MLP on its shard of each batch and writes its final parameters to OUTDIR/rank<r>.npz.
 
     sync_mlp.py OUTDIR [KIND [STEPS]]      (KIND: dist_sync (default), dist_async ...)
