@@ -1,5 +1,5 @@
-"""MinPy's module names (minpy.compat and the modules re-exporting it), used as MinPy
-programs use them."""
+"""MinPy's module names (minpy.compat's modules, at MinPy's paths: minpy.core, minpy.context,
+minpy.array ...), used as MinPy programs use them."""
 import collections
 import inspect
 import io

@@ -14,7 +14,10 @@ from .ops import unbroadcast, broadcast_grad
 from .inplace import def_inplace_replay
 from .wrappers import make_function, make_ufunc, ufunc
 from . import methods      # noqa: F401  (installs Array's operators and primitive methods)
-from .autograd import (grad, grad_and_loss, value_and_grad, jacobian, hessian_vector_product,
+# MinPy's names of ``minpy.core`` (grad and grad_and_loss with MinPy's semantics, Function,
+# function, the converters) need layers above core: minpy/compat/__init__.py binds them.
+# Autograd's strict grad and grad_and_loss are minpy.core.autograd's (minpy.grad).
+from .autograd import (value_and_grad, jacobian, hessian_vector_product,
                        stop_gradient, defvjp, defvjp_argnums, def_nondiff)
 from .custom_ops import customop
 from .differentials import (elementwise_grad, make_vjp, make_jvp, hessian, grad_named,

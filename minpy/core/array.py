@@ -20,6 +20,7 @@ import numpy
 
 from .. import engine
 from . import tree
+from .recorder import check_read as _check_trace_read, traced_value as _traced_value, tracing
 from ..dispatch import state
 from ..dispatch.context import Context, context_named
 from ..dispatch.transfer import ArrayHolder, context_of, data_on, move_raw
@@ -322,18 +323,6 @@ _new = object.__new__
 _process = state.process
 
 
-def _traced_value(arr):
-    """True when this thread's ``minpy.jit`` trace holds ``arr`` as an input-dependent value."""
-    tracer = state.per_thread.flags.tracer
-    return tracer is not None and tracer.is_dynamic(arr)
-
-
-def _check_trace_read(arr):
-    tracer = state.per_thread.flags.tracer
-    if tracer is not None:
-        tracer.check_read(arr)
-
-
 def new(data):
     """Wrap backend array ``data`` as an Array (no copy)."""
     a = _new(Array)
@@ -452,8 +441,9 @@ def is_traced(a):
 def host_operands(args, kwargs):
     """``(args, kwargs)`` with their Arrays (in nested lists/tuples too) replaced by host
     buffers when every one of them lives on the host and is not being differentiated;
-    else None (minpy must run the call). None as well when no Array is found."""
-    if _process.tracers:
+    else None (minpy must run the call). None as well when no Array is found, or while
+    ``minpy.jit`` traces this thread."""
+    if _process.tracers and tracing():
         return None
     found = False
     for a in arrays_in(args, kwargs):

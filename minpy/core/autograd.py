@@ -19,8 +19,10 @@ from ..dispatch import state
 from ..dispatch.context import current_context
 from ..dispatch.transfer import context_of, move_raw
 from .array import Array, new
+from .execute import run
 from .ops import BROADCAST_TO, ONES_LIKE, REAL, RESHAPE, STACK, SUM, ZEROS_LIKE, apply
 from .primitive import PRIMITIVES, Primitive
+from .recorder import tracing
 from .tape import Node, OutRef, leaf, new_tape, close_tape
 from . import tree
 from .wrappers import make_ufunc
@@ -229,8 +231,7 @@ def backward(tape, out_ref, g):
                 if rule is None:
                     raise TypeError(f"minpy.grad: {node.prim.qualname} has no gradient with "
                                     f"respect to argument {address!r}")
-                if node.prim.custom is not None and _process.tracers and \
-                        state.thread_flags().tracer is not None:
+                if node.prim.custom is not None and _process.tracers and tracing():
                     pg = _traced_custom_vjp(node, rule, gn)
                 else:
                     pg = rule(node.value, *node.args, **kwargs)(gn) if kwargs else \
@@ -249,14 +250,16 @@ _process = state.process
 
 
 def _traced_custom_vjp(node, rule, g):
-    """A custom op's gradient while ``minpy.jit`` traces: through Tracer.checked, so
-    a rule computing on buffers is replayed as one step."""
+    """A custom op's gradient while ``minpy.jit`` traces: run as a custom primitive
+    (``execute.run`` records it through the calls it makes, or as one opaque step
+    when the rule computes on buffers)."""
     kwargs = node.kwargs or _EMPTY
 
     def vjp(ans, g, *args):
         return rule(ans, *args, **kwargs)(g)
-    return state.thread_flags().tracer.checked(f"{node.prim.qualname}.vjp", vjp,
-                                               (node.value, g) + tuple(node.args))
+    prim = Primitive(f"{node.prim.qualname}.vjp", vjp)
+    prim.custom, prim.host_fn = vjp, None
+    return run(prim, (node.value, g) + tuple(node.args), _EMPTY)
 
 
 def _accumulate(grads, ref, g):

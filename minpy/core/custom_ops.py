@@ -15,6 +15,7 @@ import numpy
 from ..dispatch import state
 from .array import Array, new, wrap
 from .autograd import _copy_rules, _describe
+from .call import call
 from .primitive import Primitive
 from . import tree
 from .tape import record
@@ -160,14 +161,12 @@ class customop:
         if self._fn is None:
             self._set(args[0])
             return self
-        flags = state.thread_flags()
-        if flags.depth:
+        if state.thread_flags().depth:
             if _needs_flat(args) or (kwargs and _needs_flat(kwargs.values())):
                 return self._call_flat(args, kwargs)
             return record(self._prim, args, kwargs)
-        if flags.tracer is not None:       # minpy.jit: see Tracer.checked
-            return flags.tracer.checked(self._prim.qualname, self._prim.custom, args, kwargs)
-        return self._prim.custom(*args, **kwargs)
+        # the front door: run as is, or recorded by minpy.jit (see Tracer.checked)
+        return call(self._prim, args, kwargs)
 
     # -- arguments nested deeper than the tape looks: each such argument is passed as
     # the flat list of its leaves to a derived primitive (the tape traces one level

@@ -26,6 +26,7 @@ from .autograd import (_check_like, _check_positions, _conjugate, _forward_backw
                        _name, _norm_argnum, _on_current_context, _paired_leaves, _trace,
                        _vdot_real, backward, grad, jacobian)
 from .ops import ONES_LIKE, ZEROS_LIKE, apply
+from .saved import check_sealed, seal
 
 __all__ = ["elementwise_grad", "make_vjp", "make_jvp", "hessian", "grad_named",
            "holomorphic_grad"]
@@ -114,8 +115,10 @@ def make_vjp(fun, argnum=0):
         except TypeError:
             tape.nodes = None
             raise
+        seal(tape)        # vjp(g) runs later: refuse it if a saved buffer is written meanwhile
 
         def vjp(g):
+            check_sealed(tape, who)
             out_refs, seeds = _seeds(g, ans, refs, values, who)
             return _vjp_pass(tape, leaves, structs, argnum, out_refs, seeds)
         return vjp, ans

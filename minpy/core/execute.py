@@ -3,7 +3,9 @@ operands there, call the backend, wrap the result.
 
 :func:`run` is the bottom of every call that is not the wrappers' straight
 NumPy path: the front door (:mod:`minpy.core.call`) and the tape (one level
-down) come here.
+down) come here. While this thread traces a function for ``minpy.jit``,
+:func:`run_traced` runs each call and hands it to the tracer (below, in
+:mod:`minpy.core.trace`), which records it.
 """
 import functools
 import os
@@ -21,8 +23,9 @@ from ..dispatch.transfer import context_of, disown, move_operands, move_raw
 from . import gpu_route, tree
 from .array import Array, new, unwrap_cpu, wrap
 from .primitive import COMPUTE, CREATE, SELF
+from .recorder import OpaquePrimitive
 
-__all__ = ["run", "run_untraced", "choose_context", "mutated"]
+__all__ = ["run", "run_untraced", "run_traced", "choose_context", "mutated"]
 
 _process = state.process
 _per_thread = state.per_thread
@@ -37,23 +40,35 @@ _TARGET_KWARGS = ("dst", "a", "arr", "x")
 
 
 def run(prim, args, kwargs):
-    """Run ``prim`` on the device chosen by placement and policy, moving inputs there.
-
-    While this thread traces a function for ``minpy.jit``, the tracer runs the call
-    (through :func:`run_untraced`) and records it; a custom op's body is recorded
-    through the calls it makes, or as one opaque step if it computes on buffers.
-    """
+    """Run ``prim`` on the device chosen by placement and policy, moving inputs there;
+    while this thread traces a function for ``minpy.jit``, :func:`run_traced`."""
     if _process.tracers:
         tracer = _per_thread.flags.tracer
         if tracer is not None:
-            if prim.custom is not None:
-                return tracer.checked(prim.qualname, prim.custom, args, kwargs)
-            return tracer.call(prim, args, kwargs)
+            return run_traced(tracer, prim, args, kwargs)
     return run_untraced(prim, args, kwargs)
 
 
+def run_traced(tracer, prim, args, kwargs):
+    """Run a call of a thread that ``tracer`` (``minpy.core.trace.Tracer``) traces, and
+    record it: an :class:`~minpy.core.recorder.OpaquePrimitive` as one opaque step; a
+    custom op's body through the calls it makes, or as one opaque step if it computes
+    on buffers (``Tracer.checked``); any other call as one step."""
+    if isinstance(prim, OpaquePrimitive):
+        mark = len(tracer.steps)
+        res = run_untraced(prim, args, kwargs)
+        tracer.record_opaque(prim, args, kwargs, res, mark)
+        return res
+    if prim.custom is not None:
+        return tracer.checked(prim.qualname, prim.custom, args, kwargs)
+    res = run_untraced(prim, args, kwargs)
+    tracer.record(prim, args, kwargs, res)
+    return res
+
+
 def run_untraced(prim, args, kwargs):
-    """:func:`run` without the trace hook (what a tracer calls to run a call)."""
+    """:func:`run` without the trace hook (the front door's call when this thread
+    records nothing; a ``minpy.jit`` replay's generic steps)."""
     fn = prim.host_fn
     if _process.cpu_only and fn is not None:
         # no GPU: a straight NumPy call (reached under a tape or another thread's tape)

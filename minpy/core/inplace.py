@@ -10,13 +10,16 @@ cannot see the write, so the old buffer is marked superseded
 (:data:`minpy.core.array.STALE_ROOTS`) until the tape closes: reading any
 array sharing its memory is refused, never a value NumPy would not give. A
 write with nothing traced runs as is, after a check that no tape saved the
-buffer it writes.
+buffer it writes. Both the check and the re-pointing look up what the tapes
+saved in their index (:mod:`minpy.core.saved`): O(1) per write, not a walk
+over the tape.
 """
 from . import tape as _tape
 from .. import engine
 from .array import STALE_ROOTS, new
 from .execute import run
 from .primitive import PRIMITIVES
+from .saved import check_write, saved_index
 from .ops import ASTYPE, BROADCAST_TO, COPY, INDEX_UPDATE, WHERE, apply
 
 __all__ = ["record_write", "def_inplace_replay", "replays"]
@@ -40,7 +43,7 @@ def record_write(prim, args, kwargs):
         _tape.check_args_fresh(args, kwargs)
     tape = _tape.top_tape(args, kwargs)
     if tape is None:
-        _tape.check_write(prim, args, kwargs)
+        check_write(prim, args, kwargs)
         return run(prim, args, kwargs)
     return _replay(prim, args, kwargs, tape)
 
@@ -75,14 +78,22 @@ def _repoint(obj, target, clone):
 
 
 def _detach_saved(target):
-    """Re-point every saved reference to ``target`` at a clone holding its old buffer."""
-    clone = _clone(target)
+    """Re-point every saved reference to ``target`` at a clone holding its old buffer
+    (only the nodes that hold ``target``, found in each active tape's index)."""
+    clone = None
     for tp in _tape.active_tapes():
-        for node in tp.nodes:
+        index = saved_index(tp)
+        nodes = index.holders(target)
+        if not nodes:
+            continue
+        if clone is None:
+            clone = _clone(target)
+        for node in nodes:
             node.args, _ = _repoint(node.args, target, clone)
             if node.kwargs:
                 node.kwargs, _ = _repoint(node.kwargs, target, clone)
             node.value, _ = _repoint(node.value, target, clone)
+        index.moved(target, clone)
 
 
 def _rebind(target, result, tape, writer):

@@ -22,7 +22,7 @@ _generic = numpy.generic
 _asarray = numpy.asarray
 
 __all__ = ["Tape", "Node", "OutRef", "record", "record_np", "record_binary", "record_getitem",
-           "active_tapes", "recording", "new_tape", "close_tape", "check_write", "top_tape"]
+           "active_tapes", "recording", "new_tape", "close_tape", "top_tape"]
 
 _local = threading.local()
 
@@ -38,12 +38,13 @@ def active_tapes():
 class Tape:
     """One level of recording (one ``grad`` call)."""
 
-    __slots__ = ("level", "active", "nodes")
+    __slots__ = ("level", "active", "nodes", "saved")
 
     def __init__(self, level):
         self.level = level
         self.active = True
-        self.nodes = []     # every op node, for the in-place write check
+        self.nodes = []     # every op node, in recording order (the backward pass's)
+        self.saved = None   # what the nodes saved (minpy.core.saved), made at the first write
 
 
 def recording():
@@ -67,6 +68,7 @@ def close_tape(t):
         stack = active_tapes()
         stack.remove(t)
         state.exit_tape(stack)
+        t.saved = None      # writes are checked only while a tape records
         if STALE_ROOTS:
             for k in [k for k, v in STALE_ROOTS.items() if v[1] is t]:
                 del STALE_ROOTS[k]
@@ -524,34 +526,3 @@ def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
     raise TypeError(f"minpy.grad: {prim.qualname} returned a {type(value).__name__} from a "
                     "traced array; only Arrays carry gradients (pass arrays, not e.g. "
                     "numpy.poly1d, or wrap the input in minpy.stop_gradient)")
-
-
-# ---------------------------------------------------------------- writes
-def _roots(value):
-    if type(value) is Array:
-        d = value._data
-        b = getattr(d, "base", None)
-        yield id(d if b is None else b)
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _roots(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _roots(v)
-
-
-def check_write(prim, args, kwargs):
-    """Refuse an in-place write into a buffer an active tape saved for backward."""
-    target = kwargs.get("out") if kwargs and kwargs.get("out") is not None else args[prim.mutates]
-    targets = set(_roots(target))
-    if not targets:
-        return
-    for tape in active_tapes():
-        for node in tape.nodes:
-            if targets.intersection(_roots(node.args)) or \
-                    targets.intersection(_roots(node.kwargs)) or \
-                    targets.intersection(_roots(node.value)):
-                raise RuntimeError(
-                    f"minpy.grad: in-place write by {prim.qualname} into an array that the "
-                    f"tape saved for the backward pass of {node.prim.qualname}; the gradient "
-                    "would be wrong. Write into a copy instead.")

@@ -1,9 +1,11 @@
 """Recording what a function computes, for ``minpy.jit``.
 
 While a :class:`Tracer` is installed in a thread (``dispatch.state.enter_trace``),
-every primitive call of that thread reaches :meth:`Tracer.call` at the bottom of
-the front door (``core.execute.run``): the call runs as usual and is appended
-to the trace as a *step* reading and writing *slots*.  A slot is one backend
+every primitive call of that thread that runs (``core.execute.run``, reached from
+the front door or from the tape) runs as usual and is then appended by
+:meth:`Tracer.record` to the trace as a *step* reading and writing *slots*
+(see :mod:`minpy.core.recorder`: the tracer and the tape are the thread's two
+recorders; this module records, ``core.execute`` runs).  A slot is one backend
 array the function saw: an input, an array captured from outside (read by
 reference at each replay, so parameters updated in place are seen), or a step's
 result.  Calls made by the tape's backward pass come through the same door, so
@@ -11,8 +13,9 @@ a function that calls ``minpy.grad`` inside is traced with its gradient: the
 backward steps extend the forward ones in one trace.
 
 Big operators (``symbol.function``) and fused optimizer steps do not run
-primitives; they add *opaque* steps (:meth:`Tracer.opaque`): a Python callable
-of backend arrays replayed as is.
+primitives; they are :class:`~minpy.core.recorder.OpaquePrimitive` calls, each
+recorded as one *opaque* step (:meth:`Tracer.opaque`): a Python callable of
+backend arrays replayed as is.
 
 A slot is *dynamic* when its value depends on the inputs, on captured arrays or
 on a random draw.  Reading a dynamic value into Python (``bool``, ``float``,
@@ -29,11 +32,12 @@ import numpy
 
 from . import tree
 from .array import Array, new
-from .execute import run_untraced
+from .recorder import current_tracer, tracing
 from ..dispatch import state
 from ..dispatch.backend import NUMPY
 
-__all__ = ["Tracer", "Slot", "Step", "Ref", "JitTraceError", "current_tracer", "rewrap"]
+__all__ = ["Tracer", "Slot", "Step", "Ref", "JitTraceError", "current_tracer", "tracing",
+           "rewrap"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -104,11 +108,6 @@ class Step:
         self.outs, self.writes, self.as0d = [], [], set()
         self.side_effect = False
         self.seq = False            # the call returns a sequence (outs are positions in it)
-
-
-def current_tracer():
-    """This thread's tracer, or None."""
-    return state.per_thread.flags.tracer
 
 
 class Tracer:
@@ -205,12 +204,6 @@ class Tracer:
         return tree.unflatten(td, [self._template(v, reads) for v in leaves])
 
     # ------------------------------------------------------------ recording
-    def call(self, prim, args, kwargs):
-        """Run primitive ``prim`` (``core.execute.run_untraced``) and record the call."""
-        res = run_untraced(prim, args, kwargs)
-        self.record(prim, args, kwargs, res)
-        return res
-
     def record(self, prim, args, kwargs, res):
         """Append the step of a call of ``prim`` that returned ``res``."""
         reads = []
@@ -294,6 +287,16 @@ class Tracer:
                 step.as0d.add(s.index)
             k = s.index
         step.outs.append((pos, k))
+
+    def record_opaque(self, prim, args, kwargs, res, mark):
+        """Record a call of :class:`~minpy.core.recorder.OpaquePrimitive` ``prim`` that
+        returned ``res`` as one opaque step (its ``replay``), in place of the steps its
+        body recorded since ``mark`` (``len(self.steps)`` before it ran): the replay
+        runs the whole body again."""
+        del self.steps[mark:]
+        fn, inputs, outputs, writes = prim.replay(args, kwargs, res)
+        self.opaque(prim.qualname, fn, inputs, outputs, side_effect=prim.side_effect,
+                    writes=writes)
 
     def checked(self, name, fn, args, kwargs=None):
         """Run ``fn(*args, **kwargs)`` (a custom op's body or gradient) and keep what it

@@ -5,19 +5,22 @@ Process-wide (``process``, one slotted object):
 - ``gpu``: the GPU Backend, or None; ``policy``: the device policy name;
   ``async_on``: async mode; ``fallback_warn``: warn once per CPU fallback;
   ``tapes``: recording tapes in all threads together.
+- ``tracers``: threads tracing a function for ``minpy.jit`` (each counted once).
 - derived: ``cpu_only`` (every call runs on NumPy: no GPU backend, policy not
   ``only_gpu``), ``eager`` (``cpu_only`` and not async: a call runs inline on
-  NumPy unless it records), ``fast`` (``eager`` and no tape in any thread: the
-  generated wrappers' straight NumPy call).
+  NumPy unless it records), ``fast`` (``eager`` and no tape and no trace in any
+  thread: the generated wrappers' straight NumPy call).
 
-Per thread (:func:`thread_flags`): ``depth`` (this thread's recording tapes)
+Per thread (:func:`thread_flags`): ``depth`` (this thread's recording tapes),
+``tracer`` (the ``minpy.jit`` tracer recording this thread's calls, or None)
 and ``one_tape``, the tape the straight-NumPy recording shortcuts use: the
-thread's tape when it has exactly one and the process is ``eager``;
-:data:`NO_TAPE` (it traces nothing, so a shortcut just calls NumPy) when the
-thread records nothing and the process is ``eager``; else None (shortcuts
-off: the front door). Tapes are per thread, so a ``grad`` in one thread
-leaves another thread's calls on NumPy through the shortcuts while
-``process.fast`` is off.
+thread's tape when it has exactly one, traces nothing and the process is
+``eager``; :data:`NO_TAPE` (it records nothing, so a shortcut just calls
+NumPy) when the thread records and traces nothing and the process is
+``eager``; else None (shortcuts off: the front door, where the recorders see
+every call). Tapes and traces are per thread, so a ``grad`` or a ``minpy.jit``
+trace in one thread leaves another thread's calls on NumPy through the
+shortcuts while ``process.fast`` is off.
 
 Every change goes through a named transition below, which recomputes what
 depends on it; the hot path reads one attribute.
@@ -90,18 +93,22 @@ def thread_flags():
 
 
 def _derive_thread(f):
-    if not process.eager or f.depth > 1:
+    if not process.eager or f.depth > 1 or f.tracer is not None:
         f.one_tape = None
     else:
         f.one_tape = f.first_tape if f.depth == 1 else NO_TAPE
 
 
+def _derive_fast():
+    # callers hold _lock
+    process.fast = process.eager and process.tapes == 0 and process.tracers == 0
+
+
 def _derive():
     # callers hold _lock
     process.cpu_only = process.gpu is None and process.policy != "only_gpu"
-    process.eager = (process.cpu_only and not process.async_on and not process.front_door_only
-                     and not process.tracers)
-    process.fast = process.eager and process.tapes == 0
+    process.eager = (process.cpu_only and not process.async_on and not process.front_door_only)
+    _derive_fast()
     for f in list(_threads):
         _derive_thread(f)
 
@@ -141,9 +148,9 @@ def _tapes_changed(stack, change):
     first = f.first_tape = stack[0] if stack else None
     with _lock:
         process.tapes += change
-        process.fast = process.eager and process.tapes == 0
+        process.fast = process.eager and process.tapes == 0 and process.tracers == 0
     # _derive_thread(f) inline: this runs twice per grad call
-    if not process.eager or depth > 1:
+    if not process.eager or depth > 1 or f.tracer is not None:
         f.one_tape = None
     else:
         f.one_tape = first if depth == 1 else NO_TAPE
@@ -159,16 +166,22 @@ def exit_tape(stack):
     _tapes_changed(stack, -1)
 
 
+def _trace_changed(f, change):
+    with _lock:
+        process.tracers += change
+        _derive_fast()
+        _derive_thread(f)
+
+
 def enter_trace(tracer):
-    """This thread starts recording its calls into ``tracer`` (``minpy.jit``): every
-    call then takes the front door, where the recorder sees it. Returns the previous
-    tracer of the thread (traces nest: an inner one ends before the outer)."""
+    """This thread starts recording its calls into ``tracer`` (``minpy.jit``): its
+    calls then take the front door, where the tracer sees them; other threads keep
+    their shortcuts. Returns the previous tracer of the thread (traces nest: an
+    inner one ends before the outer)."""
     f = per_thread.flags
     prev, f.tracer = f.tracer, tracer
     if prev is None:
-        with _lock:
-            process.tracers += 1
-            _derive()
+        _trace_changed(f, 1)
     return prev
 
 
@@ -177,9 +190,7 @@ def exit_trace(prev):
     f = per_thread.flags
     f.tracer = prev
     if prev is None:
-        with _lock:
-            process.tracers -= 1
-            _derive()
+        _trace_changed(f, -1)
 
 
 def force_front_door(enabled):

@@ -1,4 +1,5 @@
-"""Write epochs of array buffers, for copy caches and the tape's safety check.
+"""Write epochs of array buffers, for copy caches and the tape's safety check
+(a backward pass run after its tape closed: ``minpy.core.saved.seal``).
 
 Only buffers somebody *watches* are tracked: ``watch(data)`` returns the
 buffer's current epoch, ``bump(data)`` (called on every in-place write through

@@ -88,7 +88,7 @@ from ..dispatch.transfer import context_of
 from .fuse import fuse_steps
 from .guards import scan as scan_guards
 from .program import build_program
-from ..core.trace import JitTraceError, Tracer
+from ..core.trace import JitTraceError, Tracer, tracing
 
 __all__ = ["jit", "JitFunction", "JitTraceError"]
 
@@ -199,8 +199,7 @@ class JitFunction:
                 if e.program is not None]
 
     def __call__(self, *args, **kwargs):
-        flags = state.per_thread.flags
-        if flags.tracer is not None or flags.depth or _traced_args(args, kwargs):
+        if tracing() or _tape.recording() or _traced_args(args, kwargs):
             self.eager_calls += 1
             return self.fun(*args, **kwargs)
         sig, arrays, order = self._signature(args, kwargs)

@@ -6,11 +6,14 @@ of an ``objective(params, i)`` is such a function); ``callback(x, i, g)`` is
 called on each iteration before the step; ``x0`` may be an array or a nested
 tuple/list/dict of arrays (see :func:`minpy.misc.flatten`) and the result has
 its structure. The state lives in one flat minpy Array (on the parameters'
-device). See also autograd.misc.optimizers.
+device). ``rmsprop`` and ``adam`` step with MinPy's rules :func:`minpy.nn.optim.rmsprop`
+and :func:`minpy.nn.optim.adam` (the same operations as autograd's); ``sgd`` keeps
+autograd's own momentum form. See also autograd.misc.optimizers.
 """
 import functools
 
 from .. import numpy as mnp
+from ..nn import optim
 from .flatten import Flattener
 
 __all__ = ["sgd", "rmsprop", "adam"]
@@ -86,13 +89,13 @@ def rmsprop(grad, x, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps
     Returns:
         The last ``x``, in ``x0``'s structure. See also autograd.misc.optimizers.rmsprop.
     """
-    mean_sq = mnp.ones_like(x)
+    config = {"learning_rate": step_size, "decay_rate": gamma, "epsilon": eps,
+              "cache": mnp.ones_like(x)}
     for i in range(num_iters):
         g = grad(x, i)
         if callback is not None:
             callback(x, i, g)
-        mean_sq = mean_sq * gamma + (g * g) * (1.0 - gamma)
-        x = x - g * step_size / (mnp.sqrt(mean_sq) + eps)
+        x, config = optim.rmsprop(x, g, config)
     return x
 
 
@@ -112,16 +115,10 @@ def adam(grad, x, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.99
     Returns:
         The last ``x``, in ``x0``'s structure. See also autograd.misc.optimizers.adam.
     """
-    m = mnp.zeros_like(x)
-    s = mnp.zeros_like(x)
+    config = {"learning_rate": step_size, "beta1": b1, "beta2": b2, "epsilon": eps}
     for i in range(num_iters):
         g = grad(x, i)
         if callback is not None:
             callback(x, i, g)
-        m = m * b1 + g * (1.0 - b1)
-        s = s * b2 + (g * g) * (1.0 - b2)
-        t = i + 1
-        m_hat = m / (1.0 - b1 ** t)
-        s_hat = s / (1.0 - b2 ** t)
-        x = x - m_hat * step_size / (mnp.sqrt(s_hat) + eps)
+        x, config = optim.adam(x, g, config)      # t = i + 1
     return x

@@ -12,10 +12,10 @@ import logging
 import time
 
 from .. import numpy as mnp
-from ..symbol.format import params as ndfile
 from . import metric as _metric
 from .callback import BatchEndParam
 from .initializer import Uniform
+from ..nn.checkpoint import read_params, write_params
 from ..nn.io import NDArrayIter
 
 __all__ = ["BaseModule"]
@@ -257,23 +257,13 @@ class BaseModule:
     def save_params(self, fname):
         """Write the parameters to ``fname`` as MXNet's ``.params`` file (keys
         ``arg:NAME`` and ``aux:NAME``), which ``mx.nd.load`` reads."""
-        arg_params, aux_params = self.get_params()
-        arrays = {f"arg:{k}": v for k, v in arg_params.items()}
-        arrays.update({f"aux:{k}": v for k, v in aux_params.items()})
-        ndfile.save(fname, arrays)
+        write_params(fname, *self.get_params())
 
     def load_params(self, fname):
         """Set the parameters from an MXNet ``.params`` file (``arg:``/``aux:`` keys).
 
         Raises:
-            ValueError: a key that is neither ``arg:NAME`` nor ``aux:NAME``.
+            ValueError: a key that is neither ``arg:NAME`` nor ``aux:NAME``, or arrays
+                without names (see minpy.nn.checkpoint.read_params).
         """
-        arg_params, aux_params = {}, {}
-        saved = ndfile.load(fname)
-        for key, value in (saved.items() if isinstance(saved, dict) else ()):
-            kind, _, name = key.partition(":")
-            if kind not in ("arg", "aux") or not name:
-                raise ValueError(f"load_params: {fname!r} holds {key!r}, neither 'arg:NAME' "
-                                 f"nor 'aux:NAME'")
-            (arg_params if kind == "arg" else aux_params)[name] = value
-        self.set_params(arg_params, aux_params)
+        self.set_params(*read_params(fname))

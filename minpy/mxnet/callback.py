@@ -4,13 +4,22 @@ Batch-end callbacks are called with a :class:`BatchEndParam` (epoch, batch
 number, the training metric, the caller's locals); epoch-end callbacks with
 ``(epoch, symbol, arg_params, aux_params)``. Messages go to the ``logging``
 root logger, as MXNet's do.
+
+:class:`Speedometer`, :class:`ProgressBar` and the checkpoint callbacks of
+:func:`do_checkpoint` and :func:`module_checkpoint` are also
+:class:`minpy.nn.callbacks.Callback` objects — the one callback protocol — so a
+:class:`~minpy.nn.solver.Solver` takes them in ``callbacks=[...]``; there they
+see MXNet's numbering (epochs from 0, the file of epoch ``n`` numbered ``n + 1``)
+and no metric.
 """
 import collections
 import logging
 import math
 import time
 
-from .. import symbol as _symbol
+from ..nn.callbacks import Callback
+from ..nn.checkpoint import save_checkpoint
+from ..nn.model import SymbolModel
 
 __all__ = ["BatchEndParam", "Speedometer", "do_checkpoint", "module_checkpoint",
            "log_train_metric", "ProgressBar", "LogValidationMetricsCallback"]
@@ -19,37 +28,44 @@ BatchEndParam = collections.namedtuple("BatchEndParams",
                                        ["epoch", "nbatch", "eval_metric", "locals"])
 
 
-def symbol_checkpoint_function(name):
-    """``minpy.symbol.save_checkpoint`` or ``load_checkpoint`` (by ``name``).
-
-    Raises:
-        RuntimeError: this minpy's ``minpy.symbol`` lacks it.
-    """
-    fn = getattr(_symbol, name, None)
-    if fn is None:
-        raise RuntimeError(f"minpy.symbol.{name} is not available in this minpy; MXNet "
-                           f"checkpoints need minpy/symbol/format/checkpoint.py")
-    return fn
+def _solver_param(info):
+    """The BatchEndParam MXNet would pass for a Solver's batch-end ``info``."""
+    return BatchEndParam(info["epoch"] - 1, info["batch"], None, info)
 
 
-def _period(period):
-    return int(max(1, period))
+class _EpochCheckpoint(Callback):
+    """An MXNet epoch-end checkpoint callback: ``write(n, symbol, arg_params,
+    aux_params)`` after every ``period``-th epoch, ``n`` the epochs done."""
+
+    def __init__(self, period, write):
+        self.period = int(max(1, period))
+        self._write = write
+
+    def __call__(self, epoch, sym=None, arg=None, aux=None):
+        """MXNet's call after epoch ``epoch`` (from 0)."""
+        if (epoch + 1) % self.period == 0:
+            self._write(epoch + 1, sym, arg, aux)
+
+    def on_epoch_end(self, solver, info):
+        """The same after a Solver's epoch, on its chief process, with its model's parameters
+        (and a SymbolModel's symbol)."""
+        model = solver.model
+        if solver.is_chief:
+            sym = model.net.symbol if isinstance(model, SymbolModel) else None
+            self(info["epoch"] - 1, sym, model.params, model.aux_params)
 
 
 def do_checkpoint(prefix, period=1):
     """An epoch-end callback writing ``prefix-symbol.json`` and ``prefix-%04d.params``
-    (epoch numbers from 1) every ``period`` epochs, with ``minpy.symbol.save_checkpoint``.
+    (epoch numbers from 1) every ``period`` epochs, with ``minpy.model.save_checkpoint``.
 
     Returns:
-        ``callback(epoch, symbol, arg_params, aux_params)``.
+        ``callback(epoch, symbol, arg_params, aux_params)`` (a Callback too).
     """
-    period = _period(period)
-
-    def _callback(epoch, sym, arg, aux):
-        if (epoch + 1) % period == 0:
-            symbol_checkpoint_function("save_checkpoint")(prefix, epoch + 1, sym, arg, aux)
-            logging.info('Saved checkpoint to "%s-%04d.params"', prefix, epoch + 1)
-    return _callback
+    def write(n, sym, arg, aux):
+        save_checkpoint(prefix, n, sym, arg, aux)
+        logging.info('Saved checkpoint to "%s-%04d.params"', prefix, n)
+    return _EpochCheckpoint(period, write)
 
 
 def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
@@ -57,14 +73,10 @@ def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
     ``period`` epochs.
 
     Returns:
-        ``callback(epoch, symbol=None, arg_params=None, aux_params=None)``.
+        ``callback(epoch, symbol=None, arg_params=None, aux_params=None)`` (a Callback too).
     """
-    period = _period(period)
-
-    def _callback(epoch, sym=None, arg=None, aux=None):
-        if (epoch + 1) % period == 0:
-            mod.save_checkpoint(prefix, epoch + 1, save_optimizer_states)
-    return _callback
+    return _EpochCheckpoint(period,
+                            lambda n, *_: mod.save_checkpoint(prefix, n, save_optimizer_states))
 
 
 def log_train_metric(period, auto_reset=False):
@@ -85,9 +97,9 @@ def log_train_metric(period, auto_reset=False):
     return _callback
 
 
-class Speedometer:
+class Speedometer(Callback):
     """A batch-end callback logging samples per second and the training metric every
-    ``frequent`` batches.
+    ``frequent`` batches (in a Solver: the speed alone).
 
     Args:
         batch_size: samples per batch (for the speed).
@@ -135,9 +147,14 @@ class Speedometer:
                              param.epoch, count, speed, *values)
         self.tic = time.time()
 
+    def on_batch_end(self, solver, info):
+        """As MXNet's call, after a Solver's step."""
+        self(_solver_param(info))
 
-class ProgressBar:
-    """A batch-end callback logging a bar of ``length`` characters for ``total`` batches."""
+
+class ProgressBar(Callback):
+    """A batch-end callback logging a bar of ``length`` characters for ``total`` batches
+    (MXNet's; :class:`minpy.nn.callbacks.ProgressBar` is the Solver's tqdm bar)."""
 
     def __init__(self, total, length=80):
         self.total = total
@@ -148,6 +165,10 @@ class ProgressBar:
         filled = int(round(self.bar_len * param.nbatch / float(self.total)))
         percent = math.ceil(100.0 * param.nbatch / float(self.total))
         logging.info("[%s] %s%s\r", "=" * filled + "-" * (self.bar_len - filled), percent, "%")
+
+    def on_batch_end(self, solver, info):
+        """As MXNet's call, after a Solver's step."""
+        self(_solver_param(info))
 
 
 class LogValidationMetricsCallback:

@@ -15,7 +15,7 @@ reshapes the executor, sharing the parameter arrays; a shape that would change
 a parameter's shape is an error. Updates follow MXNet's optimizer semantics
 (:mod:`minpy.mxnet.optimizer`: ``rescale_grad = 1 / batch_size``, no weight
 decay on biases); a ``minpy.nn.optim`` optimizer object is accepted too.
-Checkpoints use ``minpy.symbol.save_checkpoint``/``load_checkpoint``. The
+Checkpoints use ``minpy.model.save_checkpoint``/``load_checkpoint``. The
 parameter and optimizer methods live in :mod:`minpy.mxnet.module_params`.
 """
 import logging
@@ -28,7 +28,7 @@ from ..dispatch.context import Context, cpu
 from ..symbol import Symbol
 from .base_module import BaseModule
 from ..nn.io.batch import DataBatch, DataDesc
-from .callback import symbol_checkpoint_function
+from ..nn.checkpoint import load_checkpoint, save_checkpoint
 from .module_params import ParamsMixin
 
 __all__ = ["Module", "BaseModule", "DataBatch", "DataDesc"]
@@ -363,8 +363,7 @@ class Module(ParamsMixin, BaseModule):
         """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (and with
         ``save_optimizer_states``, ``prefix-%04d.states``)."""
         arg_params, aux_params = self.get_params()
-        symbol_checkpoint_function("save_checkpoint")(prefix, epoch, self._symbol, arg_params,
-                                                      aux_params)
+        save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params)
         logging.info('Saved checkpoint to "%s-%04d.params"', prefix, epoch)
         if save_optimizer_states:
             self.save_optimizer_states(f"{prefix}-{epoch:04d}.states")
@@ -377,8 +376,7 @@ class Module(ParamsMixin, BaseModule):
         Args:
             **kwargs: the other Module arguments (``data_names``, ``context`` ...).
         """
-        sym, arg_params, aux_params = symbol_checkpoint_function("load_checkpoint")(prefix,
-                                                                                     epoch)
+        sym, arg_params, aux_params = load_checkpoint(prefix, epoch)
         mod = Module(symbol=sym, **kwargs)
         mod._arg_params, mod._aux_params = dict(arg_params), dict(aux_params)
         mod.params_initialized = True

@@ -16,7 +16,7 @@ import numpy
 from ..dispatch.context import cpu
 from ..nn import checkpoint
 from . import optimizer as module_optim
-from ..nn.optim import optimizers
+from ..nn import optim
 from ..nn.io.batch import batch_array
 from .initializer import InitDesc, Uniform
 
@@ -186,7 +186,7 @@ class ParamsMixin:
                               f"Is this intended?", stacklevel=2)
             if not optimizer.idx2name:
                 optimizer.idx2name = dict(enumerate(self._param_names))
-        elif isinstance(optimizer, optimizers.Optimizer):
+        elif isinstance(optimizer, optim.Optimizer):
             optimizer = module_optim.FromMinpy(optimizer, rescale_grad)
         else:
             raise TypeError(f"Module.init_optimizer: optimizer must be a name, a "

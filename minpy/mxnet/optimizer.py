@@ -1,6 +1,8 @@
 """``minpy.mxnet.optimizer``: MXNet 1.x's optimizers (``mx.optimizer``) as ``Module`` runs them.
 
-What MXNet adds to an update rule, and this module reproduces:
+A face of :class:`minpy.nn.optim.Optimizer`: each class here is a subclass of
+it, so its updates run the same in-place machinery (and the fused kernels of
+the MinPy rule it extends). What MXNet adds, and :class:`Optimizer` reproduces:
 
 - ``rescale_grad`` multiplies every gradient first (``Module`` sets it to
   ``1 / batch_size``, since loss layers such as SoftmaxOutput sum over the batch);
@@ -9,28 +11,41 @@ What MXNet adds to an update rule, and this module reproduces:
   ``*_weight`` or ``*_gamma`` (biases and BatchNorm shifts get none), and a
   variable's ``lr_mult``/``wd_mult`` attributes scale its rate and decay;
 - ``lr_scheduler(num_update) -> lr``, where ``num_update`` counts the updates of
-  the most-updated parameter.
+  the most-updated parameter, this one included; each parameter's count starts
+  at ``begin_num_update`` (Adam's bias correction uses it).
 
-:class:`SGD` (with momentum) and :class:`Adam` run the fused in-place kernels of
-:mod:`minpy.nn.optim.optimizers`; :class:`RMSProp` and :class:`AdaGrad` put the
-epsilon inside the square root (and AdaGrad the decay outside the division)
-as MXNet does, which those kernels do not, so they are written here with minpy
-array operations. :class:`FromMinpy` runs a ``minpy.nn.optim`` optimizer under
-``Module`` (rescaling the gradients, its own rate and decay otherwise).
+:class:`SGD` is MinPy's momentum rule (the plain SGD kernel without momentum);
+:class:`Adam` is MinPy's Adam with the decay added before the clip and the
+epsilon added before the bias correction, as MXNet's. MXNet's :class:`RMSProp`
+(epsilon inside the square root, Graves' centered form) and :class:`AdaGrad`
+(decay outside the division) are rules of their own, written as every rule is.
+:class:`FromMinpy` runs a ``minpy.nn.optim`` optimizer under ``Module``.
 """
 import inspect
 
 import numpy
 
-from .. import numpy as mnp
-from ..nn.optim import optimizers
+from ..core.array import Array
+from ..dispatch.transfer import context_of
+from ..nn import optim
+from ..nn.optim.functional import check_real
 from ..nn.optim.schedule import Schedule
 
 __all__ = ["Optimizer", "SGD", "Adam", "RMSProp", "AdaGrad", "FromMinpy", "create"]
 
 
-class Optimizer:
-    """Base: MXNet's rescaling, clipping, per-parameter rate/decay and update counts.
+def _alias(attr, name, doc):
+    """A property named ``name`` for attribute ``attr`` (set values checked as reals)."""
+    def get(self):
+        return getattr(self, attr)
+
+    def put(self, value):
+        setattr(self, attr, check_real(type(self).__name__, name, value))
+    return property(get, put, doc=doc)
+
+
+class Optimizer(optim.Optimizer):
+    """MXNet's optimizer arguments over :class:`minpy.nn.optim.Optimizer`.
 
     Args:
         learning_rate: the base rate (default 0.01; the rule's default when None).
@@ -44,48 +59,60 @@ class Optimizer:
         param_idx2name: ``{index: name}`` of the parameters (its names get MXNet's
             default ``wd_mult`` 0 unless ending in ``_weight``/``_gamma``).
         sym: the Symbol whose variables' ``__lr_mult__``/``__wd_mult__`` apply.
-        begin_num_update: the update count to start from.
+        begin_num_update: the update count each parameter starts from.
+        multi_precision, param_dict: accepted for MXNet's signature (no effect).
+        **rule: the MinPy rule's own arguments (``momentum``, ``beta1`` ...).
 
-    Subclasses implement ``_apply(names, weights, grads, lrs, wds)``.
+    Attributes:
+        lr, wd: the base rate and decay (``nn.optim``'s ``base_learning_rate`` and
+            ``weight_decay``); learning_rate: the scheduler's rate at ``num_update``.
     """
 
     _default_lr = 0.01
 
     def __init__(self, learning_rate=None, rescale_grad=1.0, wd=0.0, clip_gradient=None,
                  lr_scheduler=None, param_idx2name=None, sym=None, begin_num_update=0,
-                 multi_precision=False, param_dict=None):
-        self.rescale_grad = float(rescale_grad)
-        self.wd = float(wd)
-        self.clip_gradient = clip_gradient
+                 multi_precision=False, param_dict=None, **rule):
+        lr = self._default_lr if learning_rate is None else learning_rate
+        super().__init__(learning_rate=lr, weight_decay=wd, clip_gradient=clip_gradient or None,
+                         **rule)
+        self.rescale_grad = check_real(type(self).__name__, "rescale_grad", rescale_grad)
         self.lr_scheduler = lr_scheduler
         if lr_scheduler is not None and learning_rate is not None and \
                 hasattr(lr_scheduler, "base_lr"):
             lr_scheduler.base_lr = learning_rate
-        self.lr = self._default_lr if learning_rate is None else float(learning_rate)
         self.idx2name = dict(param_idx2name or {})
         self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
-        self.begin_num_update = self.num_update = begin_num_update
+        self.begin_num_update = begin_num_update
         self.multi_precision = multi_precision
-        self._counts = {}
+        self._step_lr = self.base_learning_rate
         self.set_lr_mult({})
         self.set_wd_mult({})
+
+    # ------------------------------------------------------------ MXNet's names
+    lr = _alias("base_learning_rate", "lr", "The base learning rate.")
+    wd = _alias("weight_decay", "wd", "The base weight decay.")
+
+    @property
+    def num_update(self):
+        """MXNet's count: the most updates any parameter has had (from ``begin_num_update``)."""
+        return max([self.begin_num_update] + [st["t"] for st in self._state.values()])
 
     @property
     def learning_rate(self):
         """The base rate now: the scheduler's at ``num_update``, else ``lr``."""
-        sched = self.lr_scheduler
-        if sched is None:
-            return self.lr
-        if isinstance(sched, Schedule):     # minpy's: (updates before this one, base rate)
-            return float(sched(max(self.num_update - 1, 0), self.lr))
-        return sched(self.num_update)
+        return self._lr_at(self.num_update)
+
+    @learning_rate.setter
+    def learning_rate(self, lr):
+        self.set_learning_rate(lr)
 
     def set_learning_rate(self, lr):
         """Set the base rate (not allowed with a scheduler, as MXNet)."""
         if self.lr_scheduler is not None:
             raise UserWarning("LRScheduler of the optimizer has already been defined; "
                               "set_learning_rate would be ignored")
-        self.lr = float(lr)
+        self.lr = lr
 
     def _multipliers(self, key):
         out = {}
@@ -109,201 +136,201 @@ class Optimizer:
         self.wd_mult.update(self._multipliers("__wd_mult__"))
         self.wd_mult.update(args_wd_mult)
 
-    def update(self, names, weights, grads):
-        """Update ``weights`` (minpy Arrays, in place) from ``grads``, one per name."""
-        for n in names:
-            self._counts[n] = self._counts.get(n, self.begin_num_update) + 1
-            self.num_update = max(self.num_update, self._counts[n])
-        lr = self.learning_rate
-        lrs = [lr * self.lr_mult.get(n, 1.0) for n in names]
-        wds = [self.wd * self.wd_mult.get(n, 1.0) for n in names]
-        self._apply(list(names), list(weights), list(grads), lrs, wds)
+    # ------------------------------------------------------------ the base's hooks
+    def _lr_at(self, num_update):
+        sched = self.lr_scheduler
+        if sched is None:
+            return self.base_learning_rate
+        if isinstance(sched, Schedule):     # minpy's: (updates before this one, base rate)
+            return float(sched(max(num_update - 1, 0), self.base_learning_rate))
+        return sched(num_update)
 
-    def _apply(self, names, weights, grads, lrs, wds):
-        raise NotImplementedError(f"{type(self).__name__}._apply")
+    def _rates(self, name, t):
+        def mult(table):
+            return table.get(name, table.get(self.idx2name.get(name), 1.0))
+        return self._step_lr * mult(self.lr_mult), self.weight_decay * mult(self.wd_mult)
 
-    def _rescaled(self, g):
-        return g if self.rescale_grad == 1.0 else g * self.rescale_grad
+    def _rescale(self, items):
+        return self.rescale_grad
 
-    def _clipped(self, g):
-        c = self.clip_gradient
-        return g if not c else mnp.clip(g, -c, c)
+    def _state_for(self, where, name, data, ctx):
+        fresh = name not in self._state
+        st = super()._state_for(where, name, data, ctx)
+        if fresh:
+            st["t"] = self.begin_num_update
+        return st
+
+    # ------------------------------------------------------------ updates
+    def step(self, params, grads):
+        """MXNet's update of every parameter of ``params`` (dict name -> Array, in
+        place) with ``grads``: the counts advance, then the scheduler's rate at the
+        new ``num_update`` scaled by each parameter's ``lr_mult`` applies.
+
+        Raises as :meth:`minpy.nn.optim.Optimizer.step`.
+        """
+        if isinstance(params, dict):
+            counts = [self._state[n]["t"] if n in self._state else self.begin_num_update
+                      for n in params]
+            self._step_lr = self._lr_at(max([self.num_update] + [c + 1 for c in counts]))
+        super().step(params, grads)
+
+    def update(self, index, weight, grad, state=None):
+        """MXNet's ``update``: parameter ``index`` (a name or index; or a list of them
+        with lists of weights and gradients, as ``Module`` calls it) updated in place.
+
+        Args:
+            index, weight, grad: one parameter or lists of them.
+            state: None, or what :meth:`create_state` returned for ``index`` (the
+                optimizer keeps each parameter's state itself).
+
+        Raises:
+            ValueError: lists of different lengths, a repeated index, or a state that
+                is not this optimizer's for the index.
+        """
+        where = f"{type(self).__name__}.update"
+        many = isinstance(index, (list, tuple))
+        names, ws, gs = (list(index), list(weight), list(grad)) if many else \
+            ([index], [weight], [grad])
+        if not len(names) == len(ws) == len(gs) or len(set(names)) != len(names):
+            raise ValueError(f"{where}: needs distinct indices and one weight and one "
+                             f"gradient each; got {len(names)} indices ({len(set(names))} "
+                             f"distinct), {len(ws)} weights, {len(gs)} gradients")
+        if state is not None:
+            for n, s in zip(names, state if many else [state]):
+                if s is not None and s is not self._state.get(n):
+                    raise ValueError(f"{where}: the state given for {n!r} is not the one "
+                                     "create_state made; the optimizer keeps the states")
+        self.step(dict(zip(names, ws)), dict(zip(names, gs)))
+
+    def create_state(self, index, weight):
+        """The state of parameter ``index`` (made as zeros for a new one): a dict of its
+        update count ``'t'`` and state arrays, kept by the optimizer.
+
+        Raises:
+            TypeError: ``weight`` is not a minpy Array.
+        """
+        if type(weight) is not Array:
+            raise TypeError(f"{type(self).__name__}.create_state: weight must be a "
+                            f"minpy.Array, got {type(weight).__name__}")
+        where = f"{type(self).__name__}.create_state"
+        return self._state_for(where, index, weight._data, context_of(weight._data))
 
     # ------------------------------------------------------------ saving
     def state_dict(self):
-        """Update counts and the rule's state (host arrays), for ``Module.save_optimizer_states``."""
-        return {"rule": type(self).__name__, "counts": dict(self._counts),
-                "num_update": self.num_update, "state": self._rule_state()}
+        """Update counts and the rule's state (host arrays), for
+        ``Module.save_optimizer_states``."""
+        return {"rule": type(self).__name__, "state": self._saved_state()}
 
     def load_state_dict(self, state):
         """Restore a :meth:`state_dict`.
 
         Raises:
-            ValueError: the state is of another rule.
+            ValueError: the state is of another rule or lacks an array.
         """
-        if state.get("rule") != type(self).__name__:
-            raise ValueError(f"{type(self).__name__}.load_state_dict: the state is for "
-                             f"{state.get('rule')!r}")
-        self._counts = dict(state["counts"])
-        self.num_update = state["num_update"]
-        self._load_rule_state(state["state"])
-
-    def _rule_state(self):
-        return {}
-
-    def _load_rule_state(self, state):
-        pass
+        where = f"{type(self).__name__}.load_state_dict"
+        rule = state.get("rule") if isinstance(state, dict) else None
+        if rule != type(self).__name__:
+            raise ValueError(f"{where}: the state is for {rule!r}")
+        self._restore_state(where, state["state"])
 
 
-class _Fused(Optimizer):
-    """A rule run by an in-place optimizer of :mod:`minpy.nn.optim.optimizers` (``self._inner``):
-    parameters sharing a rate and a decay are stepped together."""
-
-    _inner = None
-
-    def _step(self, names, weights, grads, lr, wd):
-        self._inner.learning_rate = lr
-        self._inner.weight_decay = wd
-        self._inner.step(dict(zip(names, weights)), dict(zip(names, grads)))
-
-    def _apply(self, names, weights, grads, lrs, wds):
-        groups = {}
-        for item in zip(names, weights, self._effective(weights, grads, wds), lrs, wds):
-            groups.setdefault(item[3:], []).append(item[:3])
-        for (lr, wd), items in groups.items():
-            n, w, g = zip(*items)
-            self._step(list(n), list(w), list(g), lr, self._kernel_wd(wd))
-
-    def _rule_state(self):
-        return self._inner.state_dict()
-
-    def _load_rule_state(self, state):
-        self._inner.load_state_dict(state)
-
-
-class SGD(_Fused):
+class SGD(Optimizer, optim.SGDMomentum):
     """MXNet's SGD: ``g = clip(rescale_grad * grad) + wd * w``; with momentum
     ``mom = momentum * mom - lr * g; w += mom``, else ``w -= lr * g``."""
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
-        super().__init__(**kwargs)
-        self.momentum = float(momentum)
-        clip = self.clip_gradient or None
-        self._inner = (optimizers.SGDMomentum(momentum=self.momentum, clip_gradient=clip)
-                       if self.momentum > 0 else optimizers.SGD(clip_gradient=clip))
+        super().__init__(momentum=momentum, **kwargs)
+        if not self.momentum:
+            self._slots = ()
 
-    def _effective(self, weights, grads, wds):
-        return [self._rescaled(g) for g in grads]     # the kernel clips and adds the decay
+    @classmethod
+    def rule(cls, xp, hp, w, g, state, lr, wd, t):
+        """MinPy's momentum rule, or ``w - lr * g`` without momentum."""
+        if not hp["momentum"]:
+            return optim.SGD.rule(xp, hp, w, g, state, lr, wd, t)
+        return super().rule(xp, hp, w, g, state, lr, wd, t)
 
-    def _kernel_wd(self, wd):
-        return wd
-
-
-class _MXNetAdam(optimizers.Adam):
-    """Adam whose epsilon is added to ``sqrt(v)`` before the bias correction, as MXNet's
-    ``lr * sqrt(1 - beta2**t) / (1 - beta1**t) * m / (sqrt(v) + epsilon)``."""
-
-    def _params(self, t, lr):
-        p = list(super()._params(t, lr))
-        p[6] = self.epsilon / numpy.sqrt(1.0 - self.beta2 ** t)
-        return tuple(p)
+    def _kind(self):
+        return "momentum" if self.momentum else "sgd"
 
 
-class Adam(_Fused):
+class Adam(Optimizer, optim.Adam):
     """MXNet's Adam: ``g = clip(rescale_grad * grad + wd * w)``, moments ``m``, ``v``,
     ``w -= lr * sqrt(1 - beta2**t) / (1 - beta1**t) * m / (sqrt(v) + epsilon)``."""
 
     _default_lr = 0.001
+    decay_at = "before_clip"
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  lazy_update=True, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
-        self._inner = _MXNetAdam(beta1=beta1, beta2=beta2, epsilon=epsilon)
+        super().__init__(learning_rate=learning_rate, beta1=beta1, beta2=beta2,
+                         epsilon=epsilon, **kwargs)
 
-    def _effective(self, weights, grads, wds):
-        # MXNet adds the decay before clipping, the fused kernel after: do it here
-        return [self._clipped(self._rescaled(g) + wd * w if wd else self._rescaled(g))
-                for w, g, wd in zip(weights, grads, wds)]
-
-    def _kernel_wd(self, wd):
-        return 0.0
+    @classmethod
+    def _epsilon(cls, hp, t):
+        # MXNet adds epsilon to sqrt(v), before the bias correction: the same step
+        # as MinPy's formula with this epsilon
+        return hp["epsilon"] / numpy.sqrt(1.0 - hp["beta2"] ** t)
 
 
-class _Elementwise(Optimizer):
-    """A rule written with minpy array operations; ``self._states[name]`` is a list of
-    Arrays shaped like the parameter, made by ``_new_state(w)``."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self._states = {}
-
-    def _apply(self, names, weights, grads, lrs, wds):
-        for name, w, g, lr, wd in zip(names, weights, grads, lrs, wds):
-            st = self._states.get(name)
-            if st is None or tuple(st[0].shape) != tuple(w.shape):
-                st = self._states[name] = [mnp.zeros_like(w) for _ in range(self._num_states)]
-            elif st[0].context != w.context:        # loaded from a file: on the host
-                st = self._states[name] = [s.as_in_context(w.context) for s in st]
-            self._update_one(w, g, st, lr, wd)
-
-    def _rule_state(self):
-        return {name: [s.asnumpy().copy() for s in st] for name, st in self._states.items()}
-
-    def _load_rule_state(self, state):
-        self._states = {name: [mnp.array(s) for s in st] for name, st in state.items()}
-
-
-class RMSProp(_Elementwise):
+class RMSProp(Optimizer):
     """MXNet's RMSProp: ``g = clip(rescale_grad * grad + wd * w)``,
     ``n = gamma1 * n + (1 - gamma1) * g**2``, ``w -= lr * g / sqrt(n + epsilon)``;
     ``centered=True`` is Graves' form with momentum ``gamma2``; ``clip_weights``
     bounds the weights after the step."""
 
     _default_lr = 0.001
+    decay_at = "before_clip"
+    _hyper = ("gamma1", "gamma2", "epsilon", "centered", "clip_weights")
 
     def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8,
                  centered=False, clip_weights=None, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
-        self.gamma1, self.gamma2, self.epsilon = gamma1, gamma2, epsilon
-        self.centered, self.clip_weights = centered, clip_weights
-        self._num_states = 3 if centered else 1
+        self.gamma1 = check_real("RMSProp", "gamma1", gamma1, hi=1.0)
+        self.gamma2 = check_real("RMSProp", "gamma2", gamma2, hi=1.0)
+        self.epsilon = check_real("RMSProp", "epsilon", epsilon)
+        self.centered = bool(centered)
+        self.clip_weights = check_real("RMSProp", "clip_weights", clip_weights or None,
+                                       lo_open=True, none_ok=True)
+        self._slots = ("n", "g", "delta") if centered else ("n",)
 
-    def _update_one(self, w, g, st, lr, wd):
-        g = self._clipped(self._rescaled(g) + wd * w if wd else self._rescaled(g))
-        n = st[0]
-        n[...] = (1 - self.gamma1) * (g * g) + self.gamma1 * n
-        if self.centered:
-            mean, delta = st[1], st[2]
-            mean[...] = (1 - self.gamma1) * g + self.gamma1 * mean
-            delta[...] = self.gamma2 * delta - lr * (g / mnp.sqrt(n - mean * mean +
-                                                                  self.epsilon))
-            w[...] = w + delta
+    @classmethod
+    def rule(cls, xp, hp, w, g, state, lr, wd, t):
+        """MXNet's RMSProp (see the class; Optimizer.rule for the arguments)."""
+        g1, eps = hp["gamma1"], hp["epsilon"]
+        n = (1 - g1) * (g * g) + g1 * state["n"]
+        new = {"n": n}
+        if hp["centered"]:
+            mean = (1 - g1) * g + g1 * state["g"]
+            delta = hp["gamma2"] * state["delta"] - lr * (g / xp.sqrt(n - mean * mean + eps))
+            w = w + delta
+            new.update(g=mean, delta=delta)
         else:
-            w[...] = w - lr * (g / mnp.sqrt(n + self.epsilon))
-        if self.clip_weights:
-            w[...] = mnp.clip(w, -self.clip_weights, self.clip_weights)
+            w = w - lr * (g / xp.sqrt(n + eps))
+        if hp["clip_weights"]:
+            w = xp.clip(w, -hp["clip_weights"], hp["clip_weights"])
+        return w, new
 
 
-class AdaGrad(_Elementwise):
+class AdaGrad(Optimizer):
     """MXNet's AdaGrad: ``g = clip(rescale_grad * grad)``, ``h += g**2``,
     ``w -= lr * (g / sqrt(h + eps) + wd * w)``."""
 
-    _num_states = 1
+    decay_at = "rule"
+    _slots = ("history",)
+    _hyper = ("float_stable_eps",)
 
     def __init__(self, eps=1e-7, **kwargs):
         super().__init__(**kwargs)
-        self.float_stable_eps = eps
+        self.float_stable_eps = check_real("AdaGrad", "eps", eps)
+        if kwargs.get("clip_gradient") == 0:
+            self.clip_gradient = 0.0      # MXNet's AdaGrad clips whenever it is not None
 
-    def _clipped(self, g):
-        c = self.clip_gradient      # MXNet's AdaGrad clips whenever it is not None
-        return g if c is None else mnp.clip(g, -c, c)
-
-    def _update_one(self, w, g, st, lr, wd):
-        g = self._clipped(self._rescaled(g))
-        h = st[0]
-        h[...] = h + g * g
-        w[...] = w - lr * (g / mnp.sqrt(h + self.float_stable_eps) + w * wd)
+    @classmethod
+    def rule(cls, xp, hp, w, g, state, lr, wd, t):
+        """MXNet's AdaGrad (see the class; Optimizer.rule for the arguments)."""
+        h = state["history"] + g * g
+        return w - lr * (g / xp.sqrt(h + hp["float_stable_eps"]) + w * wd), {"history": h}
 
 
 class FromMinpy(Optimizer):
@@ -314,14 +341,29 @@ class FromMinpy(Optimizer):
         super().__init__(learning_rate=inner.base_learning_rate, rescale_grad=rescale_grad)
         self.inner = inner
 
-    def _apply(self, names, weights, grads, lrs, wds):
-        self.inner.step(dict(zip(names, weights)),
-                        {n: self._rescaled(g) for n, g in zip(names, grads)})
+    @property
+    def num_update(self):
+        """The inner optimizer's ``num_update``."""
+        return self.inner.num_update
 
-    def _rule_state(self):
+    @property
+    def learning_rate(self):
+        """The inner optimizer's ``learning_rate``."""
+        return self.inner.learning_rate
+
+    def step(self, params, grads):
+        """``inner.step`` with the gradients rescaled."""
+        r = self.rescale_grad
+        if isinstance(grads, dict) and r != 1.0:
+            grads = {n: g * r for n, g in grads.items()}
+        self.inner.step(params, grads)
+
+    def state_dict(self):
+        """The inner optimizer's :meth:`~minpy.nn.optim.Optimizer.state_dict`."""
         return self.inner.state_dict()
 
-    def _load_rule_state(self, state):
+    def load_state_dict(self, state):
+        """Restore the inner optimizer's state."""
         self.inner.load_state_dict(state)
 
 
@@ -331,9 +373,9 @@ _RULES = {"sgd": SGD, "adam": Adam, "rmsprop": RMSProp, "adagrad": AdaGrad}
 def _accepted(cls):
     names = set()
     for klass in cls.__mro__:
-        if "__init__" in vars(klass):
-            names |= {p for p in inspect.signature(klass.__init__).parameters
-                      if p not in ("self", "kwargs")}
+        if issubclass(klass, Optimizer) and "__init__" in vars(klass):
+            names |= {p.name for p in inspect.signature(klass.__init__).parameters.values()
+                      if p.name != "self" and p.kind is not p.VAR_KEYWORD}
     return names
 
 

@@ -1,4 +1,4 @@
-"""``minpy.nn.solver.Solver``: the training loop MinPy programs use, with what they lacked.
+"""``minpy.nn.solver.Solver``: the training loop MinPy programs use — a loop plus callbacks.
 
 ::
 
@@ -6,35 +6,23 @@
                     init_rule='gaussian', init_config={'stdvar': 0.01},
                     update_rule='sgd_momentum', optim_config={'learning_rate': 0.1},
                     checkpoint_dir='ckpt', checkpoint_every=1)
-    solver.init()
     solver.train()            # a tqdm bar per epoch on a terminal; history in solver.*_history
     solver.plot('curves.png')
 
 Each step differentiates ``model.loss_batch(batch, model.forward_batch(batch,
-'train'))`` with respect to ``model.params`` (``minpy.grad_and_loss``) and
-applies the optimizer in place (``minpy.nn.optim``: one fused kernel for all
-parameters). Checkpoints hold everything the rest of the run depends on —
-parameters, aux state, optimizer state, epoch and step, the iterator's
-position and shuffling state, NumPy's global random state, the history — so
-``resume`` after a crash ends with bit-identical parameters.
-
-Data parallelism (``ctx=``, ``kvstore=``; :mod:`minpy.nn.parallel`)::
-
-    # two devices in one process: each batch split in two, gradients summed
-    Solver(model, train, test, ctx=[minpy.gpu(0), minpy.gpu(1)])   # kvstore='device'
-
-    # N processes: mpiexec -n N python -m mpi4py train.py
-    kv = minpy.kvstore.create('dist_sync')
-    train = NDArrayIter(x, y, batch_size=32, shuffle=True,      # this worker's part
-                        num_parts=kv.num_workers, part_index=kv.rank)
-    Solver(model, train, test, kvstore=kv).train()              # rank 0 prints
+'train'))`` with respect to ``model.params`` and applies the optimizer in place
+(``minpy.nn.optim``: one fused kernel for all parameters). The loop (init,
+step, epoch, evaluate, state) is here; progress, checkpoints, non-finite
+losses, learning-rate decay and plots are callbacks (:mod:`minpy.nn.callbacks`)
+that the constructor's arguments build or ``callbacks=[...]`` gives. A
+checkpoint holds everything the rest of the run depends on (parameters, aux
+and optimizer state, epoch and step, the iterator's position and shuffling
+state, NumPy's global random state, the history), so ``resume`` after a crash
+ends with bit-identical parameters. Data parallelism over devices and MPI
+workers (``ctx=``, ``kvstore=``): :mod:`minpy.nn.parallel`.
 """
-import glob
-import importlib.util
 import math
 import os
-import re
-import sys
 import time
 
 import numpy
@@ -42,44 +30,19 @@ import numpy
 from .. import numpy as mnp
 from ..core.array import Array
 from . import checkpoint, init, optim, parallel
+from .callbacks import (Callback, CallbackList, Checkpoint, LambdaCallback, LRDecay, ProgressBar,
+                        StopOnNonFinite, StopTraining, check_lr_reaches, plot_history)
 
 __all__ = ["Solver", "StopTraining", "Callback"]
 
-
-class StopTraining(Exception):
-    """Raised by a callback to end :meth:`Solver.train` after the current step."""
-
-
-class Callback:
-    """Hooks called by :meth:`Solver.train`; override the ones you need.
-
-    ``info`` is a dict: ``epoch`` (1-based), ``batch`` (index in the epoch),
-    ``step`` (global), ``loss``, ``samples_per_sec``; at epoch end also
-    ``train_acc``, ``val_acc``, ``time``. Raise :class:`StopTraining` to stop.
-    """
-
-    def on_batch_end(self, solver, info):
-        """After each optimizer step."""
-
-    def on_epoch_end(self, solver, info):
-        """After each epoch's accuracy check (and checkpoint, if one was due)."""
-
-
-class _FunctionCallback(Callback):
-    def __init__(self, batch_end=None, epoch_end=None):
-        self._batch_end, self._epoch_end = batch_end, epoch_end
-
-    def on_batch_end(self, solver, info):
-        if self._batch_end is not None:
-            self._batch_end(solver, info)
-
-    def on_epoch_end(self, solver, info):
-        if self._epoch_end is not None:
-            self._epoch_end(solver, info)
-
-
 _NONFINITE = ("raise", "skip", "ignore")
 _TASKS = ("classification", "regression")
+
+
+def _checkpoint_setting(attr, doc):
+    """A Solver attribute that is its :class:`Checkpoint` callback's ``attr``."""
+    return property(lambda self: getattr(self.checkpointer, attr),
+                    lambda self, value: setattr(self.checkpointer, attr, value), doc=doc)
 
 
 class Solver:
@@ -97,71 +60,56 @@ class Solver:
             ``update(w, dw, config) -> (next_w, config)``.
         optim_config: the optimizer's settings (``learning_rate``, ``momentum``,
             ``weight_decay``, ``clip_gradient``, ``lr_schedule`` ...).
-        lr_decay: the learning rate is multiplied by this after each epoch.
-        num_epochs, train_acc_num_samples, print_every, verbose: as MinPy.
-        progress: ``True``/``False`` for the tqdm bar; default: on when
-            ``verbose`` and stderr is a terminal and tqdm is installed.
+        lr_decay: the learning rate is multiplied by this after each epoch
+            (an :class:`~minpy.nn.callbacks.LRDecay`).
+        num_epochs, train_acc_num_samples: as MinPy.
+        print_every, verbose, progress: the :class:`~minpy.nn.callbacks.ProgressBar`'s
+            (a tqdm bar when ``progress``, default on when ``verbose`` and stderr is
+            a terminal and tqdm is installed; else plain lines).
         seed: seed of the parameter initialisation (default: NumPy's global state).
-        checkpoint_dir, checkpoint_every, keep_checkpoints: write a checkpoint
-            every N epochs into the directory, keeping the newest few.
-        callbacks: :class:`Callback` objects; ``batch_end_callback`` /
+        checkpoint_dir, checkpoint_every, keep_checkpoints: the
+            :class:`~minpy.nn.callbacks.Checkpoint`'s: a checkpoint every N epochs
+            in the directory, keeping the newest few (attributes of the solver too).
+        callbacks: :class:`~minpy.nn.callbacks.Callback` objects (in
+            ``solver.callbacks`` with the stock ones; a stock kind given here
+            replaces the one the arguments would build). ``batch_end_callback`` /
             ``epoch_end_callback``: functions ``(solver, info)``.
         on_nonfinite: a NaN/inf loss ``'raise'`` (default, FloatingPointError
             naming the step), ``'skip'`` (the step's update is skipped and
-            counted in ``skipped_steps``) or ``'ignore'``.
+            counted in ``skipped_steps``) or ``'ignore'``
+            (:class:`~minpy.nn.callbacks.StopOnNonFinite`).
         keep_best: as MinPy, end with the parameters that scored best on
             ``test_dataiter`` (default True).
-        ctx: None (the parameters and batches stay where they are: today's
-            single-device training), a Context (parameters and batches moved
-            there), or a list of Contexts (``[minpy.gpu(0), minpy.gpu(1)]``):
-            each batch is split along axis 0 into one part per context (sizes
-            differing by at most one), each context keeps its own replica of
-            the parameters and computes the gradient on its part, and the
-            gradients, weighted by each part's share of the batch, are summed
-            in the KVStore, where the optimizer runs; the new values are
-            pulled into every replica.  ``model.params`` is the first
-            context's replica (its arrays are moved there if they live
-            elsewhere) and is updated in place.
-        kvstore: None, a kind (``'local'``, ``'device'``, ``'dist_sync'`` ...,
-            see :func:`minpy.kvstore.create`) or a KVStore (one per Solver: its
-            keys are the parameter names).  None means ``'device'`` for more
-            than one context and no store otherwise (the Solver's own fused
-            optimizer).  With a store the optimizer (``update_rule``,
-            ``optim_config``) runs inside it, via ``set_optimizer`` (a named
-            rule) or ``set_updater`` (a MinPy-style function, its result
-            written into the stored value); ``clip_norm`` is refused there, as
-            the store updates one parameter at a time.
+        ctx: None (parameters and batches stay where they are), a Context (moved
+            there), or a list of Contexts: each batch is split along axis 0 into
+            one part per context, each context's replica of the parameters
+            computes its part's gradient, and the gradients, weighted by each
+            part's share of the batch, are summed in the KVStore, where the
+            optimizer runs; every replica pulls the new values. ``model.params``
+            is the first context's replica, updated in place.
+        kvstore: None, a kind (``'local'``, ``'device'``, ``'dist_sync'`` ...) or a
+            KVStore (one per Solver). None means ``'device'`` for several contexts,
+            else none. With a store the optimizer runs inside it (``clip_norm``
+            refused: the store updates one parameter at a time).
 
-    Data parallelism assumes the model's loss is a *mean* over the batch's
-    samples (as MinPy's losses are): the weighted sum of the parts' gradients
-    is then the gradient of the whole batch's loss.  BatchNorm statistics and
-    other ``aux_params`` are shared by the replicas, each part's forward pass
-    updating them in turn.
+    Data parallelism assumes the loss is a *mean* over the batch (as MinPy's
+    are); ``aux_params`` are shared by the replicas. In a dist job
+    (``kvstore='dist_sync'`` under ``mpiexec``) each worker trains on its own
+    shard and must run as many batches of the same size per epoch (checked,
+    naming both counts); gradients are scaled by ``1 / num_workers``, so an
+    update equals one process training on every worker's batch; parameters
+    start as rank 0's. Only rank 0 (``is_chief``) prints and writes
+    checkpoints (holding its iterator state, which only rank 0 restores);
+    every worker evaluates, and callbacks must decide alike everywhere (a
+    :class:`StopTraining` on one worker alone leaves the others waiting).
+    ``on_nonfinite='skip'`` skips a step on every worker when any worker's loss
+    is not finite; ``'raise'`` raises on that worker (run under ``python -m
+    mpi4py`` to end the job). ``dist_async`` runs the optimizer on its server
+    ranks: no gradient scaling or equal batch counts, ``lr_decay`` refused (use
+    an ``lr_schedule``), no optimizer state in checkpoints, and a second
+    :meth:`train` restarts the servers' optimizer state.
 
-    In a dist job (``kvstore='dist_sync'``, run under ``mpiexec``) every worker
-    trains on its own batches: shard the training data yourself
-    (``NDArrayIter(..., num_parts=kv.num_workers, part_index=kv.rank)``); every
-    worker must run as many batches of the same size per epoch (checked when
-    training starts, naming both counts), and each worker's gradient is
-    scaled by ``1 / num_workers``, so an update equals one process training
-    on the concatenation of every worker's batch.  Parameters start as rank
-    0's.  Only rank 0 prints, shows progress bars and writes checkpoints;
-    every worker evaluates (give them all the same ``test_dataiter`` so that
-    ``keep_best`` picks the same epoch everywhere), and callbacks must decide
-    alike on every worker (a :class:`StopTraining` on one worker alone
-    leaves the others waiting).  ``loss_history`` holds each worker's own
-    loss.  ``on_nonfinite='skip'`` skips a step on every worker when any
-    worker's loss is not finite; ``'raise'`` raises on that worker (run the
-    job under ``python -m mpi4py`` so that this ends the whole job).  A
-    checkpoint holds rank 0's iterator state, which only rank 0 restores.
-    ``dist_async`` runs the optimizer on its server ranks and applies each
-    worker's push as it comes: gradients are not scaled by the number of
-    workers, nor do the workers need equal batch counts; ``lr_decay`` is
-    refused (use an ``lr_schedule``), checkpoints hold no optimizer state, and
-    a second :meth:`train` sends the servers this process's optimizer again
-    (restarting its state: momentum, Adam's moments).
-
-    See also mxnet.module.Module.fit, :mod:`minpy.nn.parallel`.
+    See also mxnet.module.Module.fit, :mod:`minpy.nn.parallel`, :mod:`minpy.nn.callbacks`.
     """
 
     def __init__(self, model, train_dataiter, test_dataiter=None, *, task_type="classification",
@@ -188,20 +136,9 @@ class Solver:
         self.init_config = dict(init_config or {})
         self.update_rule = update_rule
         self.optim_config = dict(optim_config or {})
-        self.lr_decay = float(lr_decay)
         self.num_epochs = int(num_epochs)
         self.train_acc_num_samples = train_acc_num_samples
-        self.print_every = max(int(print_every), 1)
-        self.verbose = bool(verbose)
-        self.progress = progress
         self.seed = seed
-        self.checkpoint_dir = checkpoint_dir
-        self.checkpoint_every = int(checkpoint_every)
-        self.keep_checkpoints = int(keep_checkpoints)
-        self.callbacks = list(callbacks)
-        if batch_end_callback is not None or epoch_end_callback is not None:
-            self.callbacks.append(_FunctionCallback(batch_end_callback, epoch_end_callback))
-        self.on_nonfinite = on_nonfinite
         self.keep_best = keep_best
         self.ctx = parallel.check_contexts("Solver", ctx)
         if (kvstore is not None or (self.ctx is not None and len(self.ctx) > 1)) and \
@@ -211,16 +148,32 @@ class Solver:
                              "whose optimizer updates one parameter at a time; use "
                              "clip_gradient")
         self.kvstore = parallel.make_kvstore("Solver", kvstore, self.ctx)
-        if self.kvstore is not None and self.lr_decay != 1.0 and \
-                not parallel.updates_in_process(self.kvstore):
-            raise ValueError(f"Solver: lr_decay cannot reach the optimizer of a "
-                             f"{self.kvstore.type!r} kvstore, which runs on its server ranks; "
-                             "give the optimizer an lr_schedule in optim_config instead "
-                             "(minpy.nn.optim.StepSchedule ...)")
+        if float(lr_decay) != 1.0:
+            check_lr_reaches(self.kvstore)
         self._replicas = (parallel.Replicas(self.kvstore, self.ctx)
                           if self.kvstore is not None or self.ctx is not None else None)
         self._guard = None        # the store's updater when it skips non-finite steps
+        stock = [ProgressBar(verbose, progress, print_every),
+                 Checkpoint(checkpoint_dir, checkpoint_every, keep_checkpoints)]
+        stock += [StopOnNonFinite(on_nonfinite)] if on_nonfinite != "ignore" else []
+        stock += [LRDecay(lr_decay)] if float(lr_decay) != 1.0 else []
+        self.callbacks = CallbackList(where="Solver")
+        self.callbacks.extend(callbacks)
+        for given, kind in ((checkpoint_dir, Checkpoint), (float(lr_decay) != 1.0, LRDecay)):
+            if given and self.callbacks.find(kind) is not None:
+                raise ValueError(f"Solver: a {kind.__name__} in callbacks and its Solver "
+                                 "argument (checkpoint_dir, lr_decay): give one")
+        self.callbacks.extend(cb for cb in stock if self.callbacks.find(type(cb)) is None)
+        hooks = {"on_batch_end": batch_end_callback, "on_epoch_end": epoch_end_callback}
+        if any(fn is not None for fn in hooks.values()):
+            self.callbacks.append(LambdaCallback(**{k: f for k, f in hooks.items() if f}))
         self._reset()
+
+    checkpointer = property(lambda self: self.callbacks.find(Checkpoint),
+                            doc="The :class:`~minpy.nn.callbacks.Checkpoint` callback.")
+    checkpoint_dir = _checkpoint_setting("directory", "Where checkpoints go (None: nowhere).")
+    checkpoint_every = _checkpoint_setting("every", "Epochs between checkpoints.")
+    keep_checkpoints = _checkpoint_setting("keep", "Numbered checkpoints kept (0: all).")
 
     # ------------------------------------------------------------------ state
     def _reset(self):
@@ -263,30 +216,30 @@ class Solver:
                 self.model.aux_params[name] = value
 
     # ------------------------------------------------------------------ step
-    def _step(self, batch, where):
+    def _step(self, batch, info):
         """One gradient step on ``batch``; returns the loss as a float."""
         model = self.model
         if self._replicas is None:
             loss, grads = model.loss_and_grad(batch, mode="train")
             value = float(_host(loss))
         else:                     # a part of the batch per context, the mean of their losses
-            parts = self._replicas.split(batch, where)
+            parts = self._replicas.split(batch, info["where"])
             results = self._replicas.gradients(model, [part for part, _ in parts])
             shares = [share for _, share in parts]
             grads = results[0][1]
             value = sum(share * float(_host(loss)) for share, (loss, _) in zip(shares, results))
+        info = dict(info, loss=value, skip=False)
+        self.callbacks.on_before_update(self, info)
         poison = False
-        if not math.isfinite(value):
-            if self.on_nonfinite == "raise":
-                raise FloatingPointError(
-                    f"Solver: the loss is {value} at {where}; training stopped before this "
-                    "step's update (lower the learning rate, check the data, or pass "
-                    "on_nonfinite='skip')")
-            if self.on_nonfinite == "skip":
-                if self.kvstore is None or self.kvstore.num_workers == 1:
-                    self.skipped_steps += 1
-                    return value
-                poison = True     # the others skip it too: see _install_updater
+        if info["skip"]:
+            if self.kvstore is None or self.kvstore.num_workers == 1:
+                self.skipped_steps += 1
+                return value
+            if self._guard is None:
+                raise RuntimeError(f"Solver: a callback skipped the update at {info['where']}, "
+                                   "which a dist job can only skip on every worker with "
+                                   "on_nonfinite='skip' (StopOnNonFinite('skip'))")
+            poison = True         # the others skip it too: see _install_updater
         if self.kvstore is not None:
             self._replicas.push_pull([g for _, g in results], shares, poison)
             skipped = poison
@@ -345,10 +298,11 @@ class Solver:
     def _install_updater(self, kv):
         """Run the optimizer inside ``kv``: a named rule's optimizer object itself (so
         learning-rate decay and checkpoints reach it), or a MinPy-style function
-        through an updater.  In a dist job with ``on_nonfinite='skip'`` the updater
-        skips non-finite summed gradients, which a worker with a non-finite loss
-        makes sure of."""
-        skip = self.on_nonfinite == "skip" and kv.num_workers > 1
+        through an updater.  In a dist job whose :class:`StopOnNonFinite` skips, the
+        updater skips non-finite summed gradients, which a worker with a non-finite
+        loss makes sure of."""
+        nonfinite = self.callbacks.find(StopOnNonFinite)
+        skip = nonfinite is not None and nonfinite.mode == "skip" and kv.num_workers > 1
         if self.optimizer is not None:
             self._guard = parallel.FiniteOnly(self.optimizer) if skip else None
             kv.set_optimizer(self._guard or self.optimizer)
@@ -368,38 +322,33 @@ class Solver:
         return self.kvstore is None or self.kvstore.rank == 0
 
     # ------------------------------------------------------------------ training
-    def _show_bar(self):
-        if not self.is_chief:
-            return False
-        if self.progress is not None:
-            return bool(self.progress)
-        if not self.verbose or not sys.stderr.isatty():
-            return False
-        return importlib.util.find_spec("tqdm") is not None   # optional: plain printing
-
-    def _bar(self, total, epoch):
-        if not self._show_bar():
-            return None
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            raise ImportError('Solver(progress=True) needs tqdm: pip install "minpy[progress]"') \
-                from None
-        return tqdm(total=total, desc=f"epoch {epoch}/{self.num_epochs}", unit="batch",
-                    leave=True, dynamic_ncols=True)
-
     def train(self):
         """Run the remaining epochs; returns ``self``.
 
         Resumes where a loaded checkpoint left off. Raises FloatingPointError on
         a non-finite loss (see ``on_nonfinite``); a callback raising
-        :class:`StopTraining` ends the run early.
+        :class:`StopTraining` ends the run early. The callbacks' ``on_train_end``
+        runs however the run ends.
         """
         if not self.model.params:
             self.init()
-        if self._replicas is not None:
-            self._replicas.sync(self.model.params, self._install_updater, self.train_dataiter)
         try:
+            self._run()
+        except BaseException as error:
+            self.callbacks.on_train_end(self, {"epoch": self.epoch, "step": self.step_count,
+                                               "error": error})
+            raise
+        self.callbacks.on_train_end(self, {"epoch": self.epoch, "step": self.step_count,
+                                           "error": None})
+        return self
+
+    def _run(self):
+        try:
+            self.callbacks.on_train_begin(self, {"epoch": self.epoch,
+                                                 "num_epochs": self.num_epochs})
+            if self._replicas is not None:
+                self._replicas.sync(self.model.params, self._install_updater,
+                                    self.train_dataiter)
             while self.epoch < self.num_epochs:
                 self._train_epoch()
         except StopTraining:
@@ -408,47 +357,32 @@ class Solver:
             self._replicas.finish()
         if self.keep_best and self.best_params:
             self.model.params = {k: mnp.array(v) for k, v in self.best_params.items()}
-        return self
 
     def _train_epoch(self):
         epoch = self.epoch + 1
         it = self.train_dataiter
         it.reset()
-        total = _num_batches(it)
-        bar = self._bar(total, epoch)
+        self.callbacks.on_epoch_begin(self, {"epoch": epoch, "batches": _num_batches(it)})
+        worker = ""
+        if self.kvstore is not None and self.kvstore.num_workers > 1:
+            worker = f" on worker {self.kvstore.rank}"
         start = time.perf_counter()
         seen = 0
-        running = None
-        try:
-            worker = ""
-            if self.kvstore is not None and self.kvstore.num_workers > 1:
-                worker = f" on worker {self.kvstore.rank}"
-            for index, batch in enumerate(it):
-                where = f"epoch {epoch}, batch {index} (step {self.step_count}){worker}"
-                loss = self._step(batch, where)
-                self.loss_history.append(loss)
-                self.step_count += 1
-                seen += batch.data[0].shape[0]
-                running = loss if running is None or not math.isfinite(running) \
-                    else 0.9 * running + 0.1 * loss
-                rate = seen / max(time.perf_counter() - start, 1e-9)
-                if bar is not None:
-                    bar.set_postfix(loss=f"{running:.4f}", samples_per_s=f"{rate:.0f}",
-                                    refresh=False)
-                    bar.update(1)
-                elif self.verbose and self.is_chief and \
-                        (self.step_count - 1) % self.print_every == 0:
-                    print(f"(Iteration {self.step_count}) loss: {loss:f}")
-                self._call("on_batch_end", {"epoch": epoch, "batch": index,
-                                            "step": self.step_count, "loss": loss,
-                                            "samples_per_sec": rate})
-            elapsed = time.perf_counter() - start
-            self._end_epoch(epoch, elapsed, seen, bar, running)
-        finally:
-            if bar is not None:
-                bar.close()
+        for index, batch in enumerate(it):
+            info = {"epoch": epoch, "batch": index, "step": self.step_count + 1}
+            self.callbacks.on_batch_begin(self, info)
+            where = f"epoch {epoch}, batch {index} (step {self.step_count}){worker}"
+            loss = self._step(batch, dict(info, where=where))
+            self.loss_history.append(loss)
+            self.step_count += 1
+            size = batch.data[0].shape[0]
+            seen += size
+            rate = seen / max(time.perf_counter() - start, 1e-9)
+            self.callbacks.on_batch_end(self, dict(info, loss=loss, batch_size=size,
+                                                   samples=seen, samples_per_sec=rate))
+        self._end_epoch(epoch, time.perf_counter() - start, seen)
 
-    def _end_epoch(self, epoch, elapsed, seen, bar, running_loss):
+    def _end_epoch(self, epoch, elapsed, seen):
         train_acc = self.check_accuracy(self.train_dataiter, self.train_acc_num_samples)
         val_acc = (self.check_accuracy(self.test_dataiter) if self.test_dataiter is not None
                    else float("nan"))
@@ -458,37 +392,11 @@ class Solver:
         if self.test_dataiter is not None and score > self._best_score:
             self._best_score, self.best_val_acc = score, val_acc
             self.best_params = checkpoint.host_copies(self.model.params)
-        self._decay_learning_rate()
         self.epoch = epoch
-        target = "acc" if self.task_type == "classification" else "loss"
-        message = (f"(Epoch {epoch} / {self.num_epochs}) train {target}: {train_acc:.4f}, "
-                   f"val {target}: {val_acc:.4f}, time: {elapsed:.2f} s, "
-                   f"{seen / max(elapsed, 1e-9):.0f} samples/s")
-        if bar is not None:
-            bar.set_postfix(loss=f"{running_loss:.4f}" if running_loss is not None else "-",
-                            samples_per_s=f"{seen / max(elapsed, 1e-9):.0f}",
-                            train=f"{train_acc:.4f}", val=f"{val_acc:.4f}")
-        elif self.verbose and self.is_chief:
-            print(message)
-        if self.checkpoint_dir is not None and epoch % self.checkpoint_every == 0 and \
-                self.is_chief:
-            self.save_checkpoint(os.path.join(self.checkpoint_dir, f"checkpoint-{epoch:04d}.minpy"))
-        self._call("on_epoch_end", {"epoch": epoch, "step": self.step_count,
-                                    "train_acc": train_acc, "val_acc": val_acc,
-                                    "time": elapsed})
-
-    def _decay_learning_rate(self):
-        if self.lr_decay == 1.0:
-            return
-        if self.optimizer is not None:
-            self.optimizer.learning_rate = self.optimizer.learning_rate * self.lr_decay
-        else:
-            for config in self.optim_configs.values():
-                config["learning_rate"] = config.get("learning_rate", 1e-2) * self.lr_decay
-
-    def _call(self, hook, info):
-        for cb in self.callbacks:
-            getattr(cb, hook)(self, info)
+        self.callbacks.on_epoch_end(self, {"epoch": epoch, "step": self.step_count,
+                                           "train_acc": train_acc, "val_acc": val_acc,
+                                           "time": elapsed, "samples": seen,
+                                           "samples_per_sec": seen / max(elapsed, 1e-9)})
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self):
@@ -551,21 +459,24 @@ class Solver:
         self.best_params = dict(state["best_params"])
 
     def save_checkpoint(self, path):
-        """Write :meth:`state_dict` to ``path`` atomically; prune old ones in the same directory."""
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        checkpoint.save(path, self.state_dict())
-        if self.keep_checkpoints > 0 and self.checkpoint_dir is not None and \
-                os.path.dirname(os.path.abspath(path)) == os.path.abspath(self.checkpoint_dir):
-            for old in _checkpoints_in(self.checkpoint_dir)[:-self.keep_checkpoints]:
-                os.unlink(old)
+        """Write :meth:`state_dict` to ``path`` atomically; if ``path`` is in
+        ``checkpoint_dir``, keep only the newest ``keep_checkpoints`` there."""
+        self.checkpointer.save(self, path)
 
     def load_checkpoint(self, path):
-        """Restore the state saved at ``path`` (a file, or a directory: its newest checkpoint)."""
+        """Restore the state saved at ``path`` (a file, or a directory: its newest
+        ``checkpoint-<epoch>.minpy``); returns the file's path.
+
+        Raises:
+            FileNotFoundError: no such file, or no checkpoint in the directory.
+            minpy.nn.checkpoint.CheckpointError: a truncated or corrupt file.
+        """
         if os.path.isdir(path):
-            found = _checkpoints_in(path)
-            if not found:
-                raise FileNotFoundError(f"Solver.load_checkpoint: no checkpoint-*.minpy in {path!r}")
-            path = found[-1]
+            found = checkpoint.latest(path)
+            if found is None:
+                raise FileNotFoundError(f"Solver.load_checkpoint: no checkpoint-*.minpy in "
+                                        f"{path!r}")
+            path = found
         self.load_state_dict(checkpoint.load(path))
         return path
 
@@ -574,38 +485,11 @@ class Solver:
         self.load_checkpoint(path)
         return self.train()
 
-    # ------------------------------------------------------------------ plots
     def plot(self, path):
-        """Write the loss per step and the accuracy per epoch to a PNG at ``path``.
-
-        Needs matplotlib (``pip install "minpy[plot]"``).
-        """
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            from matplotlib import pyplot
-        except ImportError:
-            raise ImportError('Solver.plot needs matplotlib: pip install "minpy[plot]"') from None
-        fig, (ax_loss, ax_acc) = pyplot.subplots(1, 2, figsize=(10, 3.8))
-        steps = numpy.arange(1, len(self.loss_history) + 1)
-        ax_loss.plot(steps, self.loss_history, lw=0.6, alpha=0.5, label="loss per step")
-        if len(self.loss_history) >= 10:
-            window = max(len(self.loss_history) // 50, 5)
-            smooth = numpy.convolve(self.loss_history, numpy.ones(window) / window, mode="valid")
-            ax_loss.plot(steps[window - 1:], smooth, lw=1.5, label=f"mean of {window}")
-        ax_loss.set(xlabel="step", ylabel="loss", title="training loss")
-        ax_loss.legend()
-        epochs = numpy.arange(1, len(self.train_acc_history) + 1)
-        target = "accuracy" if self.task_type == "classification" else "loss"
-        ax_acc.plot(epochs, self.train_acc_history, "o-", label=f"train {target}")
-        if self.test_dataiter is not None:
-            ax_acc.plot(epochs, self.val_acc_history, "s-", label=f"validation {target}")
-        ax_acc.set(xlabel="epoch", ylabel=target, title=target)
-        ax_acc.legend()
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        pyplot.close(fig)
-        return path
+        """Write the loss per step and the accuracy per epoch to a PNG at ``path``; returns
+        ``path``. Needs matplotlib (``pip install "minpy[plot]"``); see also
+        :class:`minpy.nn.callbacks.Plot`."""
+        return plot_history(self, path)
 
 
 def _host(v):
@@ -615,19 +499,3 @@ def _host(v):
 def _num_batches(it):
     count = getattr(it, "getnumiterations", None)
     return count() if count is not None else None
-
-
-_CHECKPOINT_NAME = re.compile(r"checkpoint-(\d+)\.minpy")
-
-
-def _checkpoints_in(directory):
-    """The paths of ``directory``'s ``checkpoint-<epoch>.minpy`` files, oldest epoch
-    first. By the epoch's number, not the name: ``checkpoint-10000`` sorts before
-    ``checkpoint-9999`` as text. Other names (``checkpoint-best.minpy``) are not ours
-    to prune or resume from."""
-    found = []
-    for path in glob.glob(os.path.join(glob.escape(directory), "checkpoint-*.minpy")):
-        match = _CHECKPOINT_NAME.fullmatch(os.path.basename(path))
-        if match:
-            found.append((int(match.group(1)), path))
-    return [path for _, path in sorted(found)]

@@ -19,6 +19,9 @@ from .fronts import (pad, piecewise, array, asarray, asanyarray, where,   # noqa
                      apply_along_axis, apply_over_axes, fromfunction, block, FRONTS)
 from . import linalg, fft, random           # noqa: F401
 from .interop import from_dlpack            # noqa: F401
+# MinPy's names of ``minpy.numpy``: its (deprecated in MinPy) set_policy and op statistics
+from ..dispatch import set_policy           # noqa: F401
+from .op_stat import record_op_stat, show_op_stat   # noqa: F401
 from .array_methods import install as _install_methods
 
 _mapping = dict(_mapping)

@@ -17,7 +17,7 @@ from ..core import autograd, tree
 from ..core.array import Array, wait
 from ..core.autograd import defvjp
 from ..core.ops import broadcast_grad, unbroadcast
-from ..dispatch import state
+from ..core.trace import tracing
 from .fronts import host
 
 __all__ = ["is_complex", "conj_if_complex", "real_part", "hermitian", "unbroadcast",
@@ -30,7 +30,7 @@ __all__ = ["is_complex", "conj_if_complex", "real_part", "hermitian", "unbroadca
 def jit_tracing():
     """True while ``minpy.jit`` traces this thread: a rule must not branch on values
     then (reading one raises), so it takes its general, branch-free path."""
-    return state.per_thread.flags.tracer is not None
+    return tracing()
 
 
 # ---------------------------------------------------------------- complex numbers

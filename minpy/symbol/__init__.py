@@ -32,7 +32,6 @@ from .format import minpy_json as _serialize
 from .format.minpy_json import SymbolFileError
 from . import zoo
 from .function import function, Function
-from .format.checkpoint import load_checkpoint, save_checkpoint, load_params
 
 globals().update(OP_FUNCTIONS)
 
@@ -67,6 +66,5 @@ __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson"
            "plot_network", "lstm_cell", "lstm_params", "gru_cell", "gru_params",
            "check_symbol_grad", "check_symbol_forward", "seed", "zoo", "OPS", "add_n",
            "split", "concat", "flatten", "reshape", "stop_gradient", "Softmax", "broadcast_plus",
-           "broadcast_minus", "broadcast_pow", "pow", "load_checkpoint", "save_checkpoint",
-           "load_params"] + \
+           "broadcast_minus", "broadcast_pow", "pow"] + \
     [k for k in OP_FUNCTIONS if not k.startswith("_")]

@@ -58,15 +58,15 @@ import numpy
 from .. import numpy as mnp
 from .. import engine
 from ..core.array import Array, new, wait
+from ..core.call import call as front_door
 from ..core.execute import mutated
-from ..core.primitive import Primitive
+from ..core.recorder import OpaquePrimitive
 from ..core import tape as _tape
 from ..dispatch.context import current_context
 from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
 from .graph_plan import GraphPlan
 from .executor import Executor, device_scope
 from .registry import ShapeError
-from ..core.trace import current_tracer
 
 __all__ = ["function", "Function"]
 
@@ -147,11 +147,14 @@ class Function:
         self._bound = {}            # (ctx, shapes, dtypes) -> _Bound
         self._lock = threading.Lock()
         self._stochastic = None
-        prim = Primitive(f"function.{self.name}", self._forward)
-        prim.custom = self._forward
-        prim.host_fn = None
+        # both run the executor, outside minpy's primitives: minpy.jit replays each
+        # call as one opaque step; the backward takes the forward's call state
+        prim = OpaquePrimitive(f"function.{self.name}", self._forward, self._replay_step,
+                               side_effect=True)
         prim.vjp = {n: functools.partial(_vjp_maker, n) for n in self.arg_names}
         self._prim = prim
+        self._backward_prim = OpaquePrimitive(f"function.{self.name}.backward", _backward,
+                                              _backward_step)
 
     # ----------------------------------------------------------------- calls
     def __call__(self, *args, is_train=None, **inputs):
@@ -183,10 +186,9 @@ class Function:
                 traced.add(k)
         if is_train is None:
             is_train = self.mode if self.mode is not None else bool(_tape.active_tapes())
-        call = _Call(self, bool(is_train), traced)
+        inputs[_STATE] = _Call(self, bool(is_train), traced)
         if not traced:
-            return self._forward(**inputs, **{_STATE: call})
-        inputs[_STATE] = call
+            return front_door(self._prim, (), inputs)
         return _tape.record(self._prim, (), inputs)
 
     def train(self, mode=True):
@@ -214,12 +216,14 @@ class Function:
             call.hold(bound, exe, kwargs)
         else:
             bound.give(exe)
-        tracer = current_tracer()
-        if tracer is not None:
-            tracer.opaque(f"function.{self.name}", self._replayer(call),
-                          [kwargs[n] for n in self.arg_names], list(result) + [call],
-                          side_effect=True)
         return result[0] if len(result) == 1 else result
+
+    def _replay_step(self, args, kwargs, res):
+        """The opaque step ``minpy.jit`` records for a call (see ``OpaquePrimitive``):
+        the symbol's arguments in, its outputs and the call's state out."""
+        call = kwargs[_STATE]
+        outs = list(res) if isinstance(res, tuple) else [res]
+        return self._replayer(call), [kwargs[n] for n in self.arg_names], outs + [call], ()
 
     def _replayer(self, traced_call):
         """The forward of a call as ``minpy.jit`` replays it: backend arrays in
@@ -431,28 +435,15 @@ class _Call:
             raise TypeError(f"minpy.grad: grad of grad through Function {fn.name!r} is not "
                             "supported: its gradient comes from the symbol's executor and cannot "
                             "be differentiated again")
-        if self.exe is None:        # a second backward through this call (jacobian ...)
-            self._forward_again()
-        exe, plan = self.exe, self.bound.plan
         outs = g if isinstance(g, tuple) else (g,)
-        out_grads = []
-        for o, h in zip(outs, exe.outputs):
-            if tuple(o.shape) != tuple(h.shape):
-                o = mnp.broadcast_to(o, h.shape)
-            out_grads.append(o)
-        try:
-            exe.backward(out_grads)
-            self.grads = {n: new(_copied(exe.grad_dict[n]._data))
-                          for n in self.need if n in plan.grad_entry}
-        finally:
-            self.release()
+        grads = front_door(fn._backward_prim, (self,) + tuple(outs), {})
+        self.grads = dict(zip(self.grad_names(), grads))
         self.g = g
-        tracer = current_tracer()
-        if tracer is not None:
-            names = sorted(self.grads)
-            tracer.opaque(f"function.{fn.name}.backward", _backward_replayer(names),
-                          [self] + list(outs), [self.grads[n] for n in names])
         return self.grads
+
+    def grad_names(self):
+        """The traced arguments this call's backward gives gradients of, sorted."""
+        return sorted(n for n in self.need if n in self.bound.plan.grad_entry)
 
     def _forward_again(self):
         fn, bound = self.fn, self.bound
@@ -476,14 +467,31 @@ class _Call:
         self.exe = exe
 
 
-def _backward_replayer(names):
-    """The backward of a call as ``minpy.jit`` replays it: (call state, backend
-    output gradients ...) -> backend gradients of ``names``."""
+def _backward(call, *outs):
+    """The executor's backward of ``call`` (a :class:`_Call`) for output gradients
+    ``outs``: a tuple of the gradients of ``call.grad_names()``."""
+    if call.exe is None:        # a second backward through this call (jacobian ...)
+        call._forward_again()
+    exe = call.exe
+    out_grads = []
+    for o, h in zip(outs, exe.outputs):
+        if tuple(o.shape) != tuple(h.shape):
+            o = mnp.broadcast_to(o, h.shape)
+        out_grads.append(o)
+    try:
+        exe.backward(out_grads)
+        return tuple(new(_copied(exe.grad_dict[n]._data)) for n in call.grad_names())
+    finally:
+        call.release()
+
+
+def _backward_step(args, kwargs, res):
+    """The opaque step ``minpy.jit`` records for a backward: (call state, output
+    gradients ...) in, the gradients out; the replay runs the backward of the
+    replayed forward's call state."""
     def replay(call, *gs):
-        g = tuple(new(x) for x in gs)
-        grads = call.gradients(g if len(g) > 1 else g[0], call.inputs or {})
-        return tuple(grads[n]._data for n in names)
-    return replay
+        return tuple(r._data for r in _backward(call, *[new(x) for x in gs]))
+    return replay, list(args), list(res), ()
 
 
 def _traced_now(a):

@@ -22,7 +22,6 @@ whose op it runs) and the memory plan covers it.  See
 ``minpy.symbol.passes.mirror_choice.choose_mirror``.
 """
 import math
-import os
 
 import numpy
 

@@ -13,8 +13,9 @@ bound.
 
 import numpy
 
-from .ops import elemwise as ops_elemwise, nn as ops_nn, output as ops_output, shape as ops_shape   # noqa: F401  (register ops)
-from .ops import mxnet as ops_mxnet   # noqa: F401  (registers MXNet's other operators and aliases)
+# importing the operator modules registers the operators (MXNet's others and aliases too)
+from .ops import elemwise as _elemwise, nn as _nn, output as _output, shape as _shape  # noqa: F401
+from .ops import mxnet as _mxnet   # noqa: F401
 from .format import mxnet_json, minpy_json as serialize
 from .executor import Executor
 from .graph import IndexedGraph, Node, topo_sort

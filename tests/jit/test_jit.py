@@ -15,7 +15,7 @@ import minpy.symbol as sym
 from minpy.core import customop
 from minpy.core.array import new
 from minpy.nn import layers
-from minpy.nn.optim import optimizers
+from minpy.nn import optim
 from minpy.symbol import function
 from minpy.fusion import cpu as fusion
 from minpy.jit import fuse as jit_fuse
@@ -268,8 +268,8 @@ def test_cnn_example_model_equals_eager():
             m.params[name] = np.array((q.standard_normal(cfg["shape"]) * 0.2).astype("f4"))
         models.append(m)
     me, mj = models
-    opt_e = optimizers.create("sgd_momentum", learning_rate=0.05)
-    opt_j = optimizers.create("sgd_momentum", learning_rate=0.05)
+    opt_e = optim.create("sgd_momentum", learning_rate=0.05)
+    opt_j = optim.create("sgd_momentum", learning_rate=0.05)
 
     def step(model, opt, x, y):
         loss, grads = model.loss_and_grad(x, y)

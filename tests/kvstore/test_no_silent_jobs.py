@@ -338,4 +338,4 @@ def test_symbol_load_checkpoint_of_non_utf8_names_the_file(tmp_path):
     prefix = tmp_path / "net"
     (tmp_path / "net-symbol.json").write_bytes(b'{"nodes": [\xff]}')
     with pytest.raises(SymbolFileError, match=r"net-symbol\.json: .*at byte 11"):
-        sym.load_checkpoint(str(prefix), 0)
+        minpy.model.load_checkpoint(str(prefix), 0)

@@ -256,7 +256,7 @@ def test_an_mxnet_checkpoint_loads_into_a_module_that_predicts_as_mxnet():
 def test_the_mxnet_inference_recipe_gives_mxnets_logits():
     fx = numpy.load(FIXTURE)
     prefix = os.path.join(os.path.dirname(FIXTURE), "mlp_logits")
-    net, arg_params, aux_params = minpy.symbol.load_checkpoint(prefix, 1)
+    net, arg_params, aux_params = minpy.model.load_checkpoint(prefix, 1)
     mod = minpy.module.Module(net, label_names=None)
     mod.bind(for_training=False, data_shapes=[("data", (1, 6))])
     mod.set_params(arg_params, aux_params)

@@ -1,7 +1,11 @@
 """minpy.nn.optim: the functional rules and the in-place fused optimizers against a NumPy
 reference written here; backends against each other; schedules, clipping, weight decay,
-state_dict round trips, in-place identity, tape refusal and errors."""
+state_dict round trips, in-place identity, tape refusal and errors; one Optimizer base under
+every optimizer class (MXNet's faces included)."""
+import ast
+import importlib
 import os
+import pathlib
 import pickle
 import sys
 
@@ -12,6 +16,7 @@ from hypothesis import given, strategies as st
 import minpy
 from minpy.dispatch.transfer import data_on
 from minpy.kernels import optim as fused
+from minpy.mxnet import optimizer as mx_optimizer
 from minpy.nn import optim
 from minpy.nn.optim import schedule
 from minpy.testing import check_grads
@@ -463,3 +468,23 @@ def test_functional_rules_are_differentiable(rule):
 def test_benchmark_contenders_compute_the_reference(rule):
     problem = bench_optim.make_problem(n_tensors=6, total=5000, seed=1)
     bench_optim.check_contenders(rule, problem)
+
+
+# ---------------------------------------------------------------- one hierarchy
+def test_there_is_one_optimizer_base_class():
+    base = optim.Optimizer
+    files = ("optimizer", "sgd", "momentum", "rmsprop", "adagrad", "adam", "rules")
+    modules = [importlib.import_module(f"minpy.nn.optim.{f}") for f in files] + [mx_optimizer]
+    classes = {v for m in modules for v in vars(m).values()
+               if isinstance(v, type) and v.__module__ == m.__name__ and v.__name__ != "_Item"}
+    assert len(classes) >= 12
+    for cls in classes:
+        assert issubclass(cls, base), cls          # MXNet's faces included
+    assert mx_optimizer.Optimizer.__bases__ == (base,)
+    # in the source, the only class named *Optimizer that derives from no other is the base
+    root = pathlib.Path(minpy.__file__).parent
+    roots = [f"{p.relative_to(root)}:{node.name}" for p in sorted(root.rglob("*.py"))
+             for node in ast.walk(ast.parse(p.read_text()))
+             if isinstance(node, ast.ClassDef) and node.name.endswith("Optimizer")
+             and not node.bases]
+    assert roots == ["nn/optim/optimizer.py:Optimizer"]

@@ -260,10 +260,10 @@ NOT_ARRAY_FUNCTIONS = {
             "grad", "grad_and_loss", "value_and_grad", "jacobian", "hessian",
             "hessian_vector_product", "elementwise_grad", "make_vjp", "make_jvp",
             "grad_named", "holomorphic_grad", "defvjp", "defvjp_argnums", "jit"),
-        "devices, policies and async settings": (
+        "devices, policies, async settings and MinPy's op statistics": (
             "cpu", "gpu", "current_context", "num_gpus", "get_policy", "set_policy",
             "get_global_policy", "set_global_policy", "wrap_policy", "async_mode", "is_async",
-            "set_async", "waitall"),
+            "set_async", "waitall", "record_op_stat", "show_op_stat"),
         "printing and floating-point error settings": (
             "get_printoptions", "set_printoptions", "printoptions", "getbufsize",
             "setbufsize", "geterr", "seterr", "geterrcall", "seterrcall"),

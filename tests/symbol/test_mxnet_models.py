@@ -25,7 +25,7 @@ BIG = {"resnet50_v1": (64, 3, 224, 224), "resnet152_v1": (64, 3, 224, 224),
 
 def _fixture(name):
     prefix = str(FIXTURES / name)
-    net, args, aux = sym.load_checkpoint(prefix, 0)
+    net, args, aux = minpy.model.load_checkpoint(prefix, 0)
     io = dict(np.load(prefix + "-io.npz"))
     return net, args, aux, io
 

@@ -316,7 +316,7 @@ def _ckpt_params():
 
 
 def test_load_checkpoint_reads_mxnets_checkpoint():
-    net, arg, aux = sym.load_checkpoint(str(HERE / "ckpt"), 3)
+    net, arg, aux = minpy.model.load_checkpoint(str(HERE / "ckpt"), 3)
     want_arg, want_aux = _ckpt_params()
     assert net.list_arguments() == ["data"] + list(want_arg)
     assert net.list_auxiliary_states() == list(want_aux)
@@ -324,7 +324,7 @@ def test_load_checkpoint_reads_mxnets_checkpoint():
     for got, want in [(arg[k], want_arg[k]) for k in want_arg] + \
                      [(aux[k], want_aux[k]) for k in want_aux]:
         assert_same(got, want)
-    arg2, aux2 = sym.load_params(str(HERE / "ckpt"), 3)
+    arg2, aux2 = minpy.model.load_params(str(HERE / "ckpt"), 3)
     assert list(arg2) == list(arg) and list(aux2) == list(aux)
 
 
@@ -333,40 +333,40 @@ def test_save_checkpoint_round_trip_and_mxnets_params_bytes(tmp_path):
     net = sym.BatchNorm(net, name="bn")
     arg, aux = _ckpt_params()
     prefix = str(tmp_path / "model")
-    sym.save_checkpoint(prefix, 3, net, {k: minpy.array(v) for k, v in arg.items()}, aux)
+    minpy.model.save_checkpoint(prefix, 3, net, {k: minpy.array(v) for k, v in arg.items()}, aux)
     assert (tmp_path / "model-0003.params").read_bytes() == \
         (HERE / "ckpt-0003.params").read_bytes()
-    back, arg2, aux2 = sym.load_checkpoint(prefix, 3)
+    back, arg2, aux2 = minpy.model.load_checkpoint(prefix, 3)
     assert json.loads(back.tojson()) == json.loads(net.tojson())
     assert back.list_arguments() == net.list_arguments()
     for k in arg:
         assert_same(arg2[k], arg[k])
     for k in aux:
         assert_same(aux2[k], aux[k])
-    sym.save_checkpoint(prefix, 12, None, {}, {})
-    assert sym.load_params(prefix, 12) == ({}, {})
+    minpy.model.save_checkpoint(prefix, 12, None, {}, {})
+    assert minpy.model.load_params(prefix, 12) == ({}, {})
 
 
 def test_checkpoint_errors_name_the_file_or_key(tmp_path):
     prefix = str(tmp_path / "m")
     with pytest.raises(FileNotFoundError, match=r"m-symbol\.json"):
-        sym.load_checkpoint(prefix, 0)
+        minpy.model.load_checkpoint(prefix, 0)
     sym.FullyConnected(sym.Variable("data"), num_hidden=4, name="fc").save(prefix +
                                                                           "-symbol.json")
     with pytest.raises(FileNotFoundError, match=r"m-0000\.params"):
-        sym.load_checkpoint(prefix, 0)
+        minpy.model.load_checkpoint(prefix, 0)
     minpy.nd.save(prefix + "-0001.params", {"arg:fc_weight": np.ones((4, 2), np.float32),
                                             "fc_bias": np.ones(4, np.float32)})
     with pytest.raises(ValueError, match=r"load_params: '.*m-0001.params': key 'fc_bias' has "
                                          r"neither the 'arg:' nor the 'aux:' prefix"):
-        sym.load_checkpoint(prefix, 1)
+        minpy.model.load_checkpoint(prefix, 1)
     minpy.nd.save(prefix + "-0002.params", [np.ones(2)])
     with pytest.raises(ValueError, match=r"m-0002.params': its 1 arrays have no names"):
-        sym.load_params(prefix, 2)
+        minpy.model.load_params(prefix, 2)
 
 
 def test_the_names_are_exported():
     import minpy.symbol.format.params as ndfile
     assert minpy.nd.load is ndfile.load and minpy.nd.save is ndfile.save
-    assert {"load_checkpoint", "save_checkpoint", "load_params"} <= set(sym.__all__)
+    assert {"load_checkpoint", "save_checkpoint", "load_params"} <= set(minpy.model.__all__)
     assert issubclass(NDArrayFileError, ValueError)

@@ -1,2 +1,3 @@
 """Files: minpy's symbol JSON, MXNet 1.x symbol JSON, MXNet ``.params`` (NDArray)
-files, and MXNet checkpoints (``PREFIX-symbol.json`` + ``PREFIX-%04d.params``)."""
+files. MXNet's checkpoints (``PREFIX-symbol.json`` + ``PREFIX-%04d.params``) are
+read and written by :mod:`minpy.nn.checkpoint`, public as ``minpy.model``."""

@@ -2,9 +2,9 @@
 
 This module holds the elementwise binary ones -- maximum/minimum/power/hypot
 (same shape and broadcasting), the comparisons, ``broadcast_to``/``_axis``/
-``_like`` -- and the rest of the ``_*_scalar`` family; ``ops_mxnet_unary``
-(unary math, clip, Cast, softmax), ``ops_mxnet_shape``, ``ops_mxnet_reduce``
-and ``ops_mxnet_nn`` hold the others, and importing this module registers
+``_like`` -- and the rest of the ``_*_scalar`` family; ``mxnet_unary``
+(unary math, clip, Cast, softmax), ``mxnet_shape``, ``mxnet_reduce``
+and ``mxnet_nn`` hold the others, and importing this module registers
 them all.  Last, MXNet's other names for operators (``_Plus``, ``identity``,
 ``Softmax``, ``add_n`` ...) become aliases, so a JSON file that spells an op
 that way loads.
@@ -12,7 +12,8 @@ that way loads.
 Comparisons are piecewise constant: their gradient is zero (no gradient node).
 """
 
-from . import mxnet_nn as ops_mxnet_nn, mxnet_reduce as ops_mxnet_reduce, mxnet_shape as ops_mxnet_shape, mxnet_unary as ops_mxnet_unary, output as ops_output, shape as ops_shape   # noqa: F401
+# importing them registers the operators they define
+from . import mxnet_nn, mxnet_reduce, mxnet_shape, mxnet_unary, output, shape   # noqa: F401
 from .elemwise import broadcast_shape, scalar_operand, scalar_params, scalar_type, scalar_value
 from .mxnet_base import ShapeOrNone, backward_op, grad_by, norm_axis, zero_grad
 from ..registry import (Mismatch, OpDef, Param, Shape, alias, assign, copy_into, register,
