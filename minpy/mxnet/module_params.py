@@ -15,7 +15,7 @@ import numpy
 
 from ..dispatch.context import cpu
 from ..nn import checkpoint
-from . import optimizer as module_optim
+from . import optimizer as mx_optimizer
 from ..nn import optim
 from ..nn.io.batch import batch_array
 from .initializer import InitDesc, Uniform
@@ -176,10 +176,10 @@ class ParamsMixin:
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
             params.setdefault("rescale_grad", rescale_grad)
-            optimizer = module_optim.create(optimizer, sym=self._symbol,
+            optimizer = mx_optimizer.create(optimizer, sym=self._symbol,
                                             param_idx2name=dict(enumerate(self._param_names)),
                                             **params)
-        elif isinstance(optimizer, module_optim.Optimizer):
+        elif isinstance(optimizer, mx_optimizer.Optimizer):
             if optimizer.rescale_grad != rescale_grad:
                 warnings.warn(f"Optimizer created outside Module has rescale_grad "
                               f"{optimizer.rescale_grad}, not 1/batch_size = {rescale_grad}. "
@@ -187,10 +187,10 @@ class ParamsMixin:
             if not optimizer.idx2name:
                 optimizer.idx2name = dict(enumerate(self._param_names))
         elif isinstance(optimizer, optim.Optimizer):
-            optimizer = module_optim.FromMinpy(optimizer, rescale_grad)
+            optimizer = mx_optimizer.FromMinpy(optimizer, rescale_grad)
         else:
             raise TypeError(f"Module.init_optimizer: optimizer must be a name, a "
-                            f"module_optim.Optimizer or a minpy.nn.optim optimizer, got "
+                            f"minpy.mxnet.optimizer.Optimizer or a minpy.nn.optim optimizer, got "
                             f"{type(optimizer).__name__}")
         self._optimizer, self.optimizer_initialized = optimizer, True
         if self._preload_opt_states is not None:
