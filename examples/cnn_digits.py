@@ -15,11 +15,10 @@ Both reach about 97-98% test accuracy in a few seconds on a CPU.
 import argparse
 
 import minpy.symbol as sym
+from minpy.datasets import load_digits
 from minpy.nn import layers
 from minpy.nn.model import ModelBase, SymbolModel
 from minpy.nn.solver import Solver
-
-from digits_data import digits_iters
 
 
 class ConvNet(ModelBase):
@@ -65,13 +64,14 @@ def main(argv=None):
     parser.add_argument("--plot", default=None, help="write loss/accuracy curves to this PNG")
     args = parser.parse_args(argv)
 
-    train, test = digits_iters(args.batch, image_shape=(1, 8, 8))
+    train, test = load_digits(image_shape=(1, 8, 8))     # (x, y) pairs
     if args.symbol:
         model = SymbolModel(conv_symbol(), {"data": (args.batch, 1, 8, 8)},
                             loss=layers.softmax_loss)
     else:
         model = ConvNet()
-    solver = Solver(model, train, test, num_epochs=args.epochs, init_rule="xavier", seed=42,
+    solver = Solver(model, train, test, batch_size=args.batch, num_epochs=args.epochs,
+                    init_rule="xavier", seed=42,
                     update_rule="sgd_momentum",
                     optim_config={"learning_rate": args.lr, "momentum": 0.9},
                     print_every=100, keep_best=False)

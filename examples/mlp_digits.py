@@ -3,17 +3,17 @@
     python examples/mlp_digits.py [--epochs 30] [--plot mlp.png]
 
 The model is a ``ModelBase`` subclass written with ``minpy.nn.layers``, as
-MinPy programs are; the Solver initialises it, differentiates its loss with
+MinPy programs are; the data is ``minpy.datasets.load_digits()`` (bundled in the
+package); the Solver batches the arrays, initialises the model, differentiates its loss with
 ``minpy.grad_and_loss`` and updates it with a fused SGD-momentum kernel.
 Reaches about 98.5% test accuracy in a few seconds on a CPU.
 """
 import argparse
 
+from minpy.datasets import load_digits
 from minpy.nn import layers
 from minpy.nn.model import ModelBase
 from minpy.nn.solver import Solver
-
-from digits_data import digits_iters
 
 
 class TwoLayerNet(ModelBase):
@@ -42,8 +42,8 @@ def main(argv=None):
     parser.add_argument("--plot", default=None, help="write loss/accuracy curves to this PNG")
     args = parser.parse_args(argv)
 
-    train, test = digits_iters(args.batch)
-    solver = Solver(TwoLayerNet(), train, test, num_epochs=args.epochs,
+    train, test = load_digits()          # (x, y) pairs: float32 pixels, int64 labels
+    solver = Solver(TwoLayerNet(), train, test, batch_size=args.batch, num_epochs=args.epochs,
                     init_rule="gaussian", init_config={"stdvar": 0.1}, seed=42,
                     update_rule="sgd_momentum",
                     optim_config={"learning_rate": args.lr, "momentum": 0.9},

@@ -5,7 +5,7 @@
     python examples/train_dist.py ...                          # one process alone
 
 Every worker reads the digits through ``minpy.nn.io.readers`` from a URL (by
-default the ``file://`` URL of the archive that ships in ``examples/data``;
+default the ``file://`` URL of the archive that ships in ``minpy.datasets``;
 any fsspec URL works, a plain path without fsspec), iterates over its own
 part of the training set (``NDArrayIter(num_parts=kv.num_workers,
 part_index=kv.rank)``) in batches of ``--batch / workers`` samples, and the
@@ -13,18 +13,18 @@ Solver sums the workers' gradients in the KVStore, where the optimizer runs:
 each update equals one process training on ``--batch`` samples, so one plain
 process (no MPI, or a world of one: no KVStore) trains the same model.
 Rank 0 prints the progress and the final test accuracy (97-98% after 10
-epochs).  Needs ``pip install "minpy[dist]"`` (mpi4py + MPICH) for more than
+epochs).  Needs ``pip install mpi4py mpich`` for more than
 one worker.
 """
 import argparse
 import importlib.util
 
 import minpy
+from minpy.datasets import DIGITS_PATH as DIGITS, split_digits
 from minpy.nn.io import readers
 from minpy.nn.io import NDArrayIter
 from minpy.nn.solver import Solver
 
-from digits_data import DIGITS, split_digits
 from mlp_digits import TwoLayerNet
 
 

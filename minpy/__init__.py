@@ -19,6 +19,8 @@ from .core.autograd import (grad, grad_and_loss, value_and_grad, jacobian,   # n
 from .core.custom_ops import customop   # noqa: F401
 from .core.differentials import (elementwise_grad, make_vjp, make_jvp, hessian,   # noqa: F401
                                  grad_named, holomorphic_grad)
+from .core.autograd_extra import (vspace, deriv, make_hvp, make_ggnvp,   # noqa: F401
+                                  tensor_jacobian_product, vector_jacobian_product, grad_and_aux)
 from .core.async_work import set_async, async_mode, is_async, waitall   # noqa: F401
 from .numpy import gradients as _gradients   # noqa: F401  (the VJP rule tables)
 from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, executors)
@@ -26,6 +28,7 @@ from .jit.api import jit, JitTraceError   # noqa: F401
 from . import core   # noqa: F401
 from . import kvstore   # noqa: F401  (MXNet's KVStore)
 from . import misc   # noqa: F401  (autograd's misc: flatten, optimizers)
+from . import datasets   # noqa: F401  (bundled data: load_digits; NumPy only)
 # MXNet's paths: mx.module (minpy.mod stays NumPy's mod), mx.metric, mx.callback,
 # mx.initializer / mx.init, mx.model (checkpoints), mx.nd.load/save (.params files)
 from .mxnet import module, metric, callback, initializer   # noqa: F401
@@ -38,6 +41,6 @@ from . import compat
 from .compat import array, array_variants, context, primitive, utils   # noqa: F401
 from .compat import set_global_policy, get_global_policy, wrap_policy   # noqa: F401
 
-__version__ = "0.1.0"
+__version__ = "0.4.0"   # pyproject.toml reads it (one source of truth)
 
 dispatch.detect_cupy()

@@ -18,7 +18,7 @@ except _launch.LaunchError:
     MPIEXEC = None
 needs_mpi = pytest.mark.skipif(
     MPIEXEC is None or importlib.util.find_spec("mpi4py") is None,
-    reason='real jobs need MPICH and mpi4py: pip install "minpy[dist]"')
+    reason='real jobs need MPICH and mpi4py: pip install mpi4py mpich')
 
 
 def run_mpi(mpiexec, n, script, *args, timeout=120, env=None, cwd=None):

@@ -7,7 +7,7 @@ function. Layers, bottom up (``LAYERS``)::
 
     engine, dispatch            the dependency engine; devices, backends, policies
     core                        Array, primitives, the front door, tape, autograd
-    numpy, fusion               the NumPy namespace; the elementwise compiler
+    numpy, fusion, datasets     the NumPy namespace; the elementwise compiler; bundled data
     scipy, kernels              SciPy's functions (over numpy); compiled kernels
     symbol                      symbols, executors, symbol/ops, passes, format
     jit, kvstore                minpy.jit; MXNet's KVStore
@@ -35,8 +35,8 @@ PACKAGE_DIR = pathlib.Path(__file__).resolve().parent.parent / "minpy"
 
 # scipy sits above numpy (its functions are built on the NumPy namespace) and beside
 # kernels; the packages of one layer are siblings
-LAYERS = {"engine": 0, "dispatch": 0, "core": 1, "numpy": 2, "fusion": 2, "scipy": 3,
-          "kernels": 3, "symbol": 4, "jit": 5, "kvstore": 5, "nn": 6, "mxnet": 7}
+LAYERS = {"engine": 0, "dispatch": 0, "core": 1, "numpy": 2, "fusion": 2, "datasets": 2,
+          "scipy": 3, "kernels": 3, "symbol": 4, "jit": 5, "kvstore": 5, "nn": 6, "mxnet": 7}
 TOP = 10     # minpy/__init__.py and the top-level modules (testing, misc, compat)
 
 # (importer, imported): why the import sits inside a function

@@ -32,6 +32,7 @@ from ..mxnet import callback, initializer, metric, module
 from ..nn import checkpoint
 from ..numpy import fft, linalg, random
 from ..numpy.op_stat import record_op_stat, show_op_stat
+from ..numpy.submodules import SUBMODULES
 from ..symbol.format import params
 from . import array, array_variants, context, core, primitive, utils
 from .array import Number, Value, wrap
@@ -64,6 +65,8 @@ MODULES = {
     "minpy.fft": fft,
     "minpy.linalg": linalg,
     "minpy.random": random,
+    # the rest of NumPy's (minpy.ma, minpy.lib, minpy.lib.stride_tricks, minpy.polynomial ...)
+    **{f"minpy.{name}": m for name, m in SUBMODULES.items()},
     # MXNet's: mx.mod / mx.module (minpy.mod stays NumPy's mod), mx.metric, mx.callback,
     # mx.initializer, mx.model (checkpoints), mx.nd.load/save (.params files)
     "minpy.module": module,

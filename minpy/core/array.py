@@ -177,7 +177,39 @@ class Array(ArrayHolder):
 
     @property
     def base(self):
-        return None
+        """The array whose memory this one views, or None when it owns its memory (as
+        ``numpy.ndarray.base``): an Array over that buffer (a new Array object, so
+        ``x[1:].base is x`` is False where NumPy's is True; its values and memory are x's),
+        or NumPy's object for a non-array buffer (``frombuffer``'s bytes)."""
+        b = self._data.base
+        if b is None:
+            return None
+        return wrap(b)
+
+    @property
+    def ctypes(self):
+        """NumPy's ctypes interface to this host array's buffer (``data``, ``shape``,
+        ``strides``, ``data_as``). See also numpy.ndarray.ctypes.
+
+        Raises:
+            TypeError: the array lives on a device (its pointer is not host memory).
+        """
+        if type(self._data) is not _ndarray:
+            raise TypeError(f"x.ctypes: this Array lives on {self.context}; ctypes needs host "
+                            "memory — call x.asnumpy() (or x.as_in_context(minpy.cpu()))")
+        return self.asnumpy().ctypes
+
+    def __buffer__(self, flags):
+        """The buffer protocol (``memoryview(x)`` on Python >= 3.12): the host buffer.
+
+        Raises:
+            TypeError: the array lives on a device.
+        """
+        if type(self._data) is not _ndarray:
+            raise TypeError(f"memoryview: this Array lives on {self.context}; the buffer "
+                            "protocol needs host memory — call x.asnumpy() (or "
+                            "x.as_in_context(minpy.cpu()))")
+        return memoryview(self.asnumpy())
 
     # -------------------------------------------------------- conversions
     def __len__(self):

@@ -140,7 +140,7 @@ def backend_for(ctx):
     g = state.process.gpu
     if g is None:
         raise RuntimeError(f"{ctx} requested but no GPU is available "
-                           '(pip install "minpy[gpu]"; minpy.dispatch.gpu_problem() says why)')
+                           '(pip install "cupy-cuda12x[ctk]"; minpy.dispatch.gpu_problem() says why)')
     if ctx.device_id >= g.device_count():
         raise RuntimeError(f"{ctx} requested but the GPU backend has "
                            f"{g.device_count()} device(s)")

@@ -76,7 +76,7 @@ def install_command(cuda_major=12):
     wheel = f"cupy-cuda{cuda_major}x"
     cmd = f'pip install "{wheel}[ctk]"'
     if cuda_major in EXTRAS:
-        cmd += f' (or pip install "minpy[{EXTRAS[cuda_major]}]")'
+        cmd += f' (in a minpy checkout: pip install -e ".[{EXTRAS[cuda_major]}]")'
     if _wheel("cupy") is not None:
         # the source package and a wheel both own the cupy module: replace, not add
         cmd = f"pip uninstall cupy && {cmd}"
@@ -169,8 +169,8 @@ def _diagnose():
     """``(message, loud)``: why CuPy cannot run minpy (None when it can), and whether
     that is worth a warning."""
     if importlib.util.find_spec("cupy") is None:
-        return ('CuPy is not installed: pip install "minpy[gpu]" (CUDA 12) or '
-                'pip install "minpy[gpu-cuda13]" (CUDA 13)'), False
+        return ('CuPy is not installed: pip install "cupy-cuda12x[ctk]" (CUDA 12) or '
+                'pip install "cupy-cuda13x[ctk]" (CUDA 13)'), False
     try:
         import cupy        # optional dependency, imported only when installed
     except Exception as e:      # noqa: BLE001  (a broken install: report it, stay on the CPU)

@@ -160,7 +160,7 @@ def load_numba():
     """The compiled multi-tensor kernel (numba imported and the kernel set up once).
 
     Raises:
-        ImportError: numba is not installed (``pip install "minpy[jit]"``).
+        ImportError: numba is not installed (``pip install numba``).
     """
     kernel = _NUMBA.get("kernel")
     if kernel is not None:
@@ -177,7 +177,7 @@ def load_numba():
         from numba.extending import intrinsic
     except ImportError as e:
         _NUMBA["error"] = ImportError(
-            'minpy.nn.optim: the numba backend needs numba; pip install "minpy[jit]" '
+            'minpy.nn.optim: the numba backend needs numba: pip install numba '
             "(or pass backend='numpy')")
         raise _NUMBA["error"] from e
 

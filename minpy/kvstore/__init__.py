@@ -9,7 +9,7 @@
     kv.pull("w", out=[w_on_device0, w_on_device1])     # the new value, everywhere
 
 Kinds: ``local`` and ``device`` in one process (:mod:`minpy.kvstore.local`);
-over MPI ranks (``pip install "minpy[dist]"``, run under ``python -m
+over MPI ranks (``pip install mpi4py mpich``, run under ``python -m
 minpy.kvstore.launch -n N script.py``): ``dist_sync`` and ``dist_device_sync``
 (allreduce among the workers, :mod:`minpy.kvstore.mpi`) and ``dist_async``
 (parameter-server ranks, :mod:`minpy.kvstore.dist_async`).
@@ -38,7 +38,7 @@ def create(name="local"):
 
     Raises:
         ValueError: an unknown kind; ``dist_async`` in a job without server ranks.
-        ImportError: a ``dist_*`` kind without mpi4py (names the pip install).
+        ImportError: a ``dist_*`` kind without mpi4py (naming the command that installs it).
         TimeoutError: the first ``dist_*`` store of a job, when some rank does not
             create one within ``MINPY_KVSTORE_TIMEOUT`` seconds (names the ranks).
 

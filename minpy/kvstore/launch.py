@@ -1,6 +1,6 @@
 """Start a minpy job on MPI ranks: ``python -m minpy.kvstore.launch -n 4 script.py args...``.
 
-The launcher wraps MPICH's ``mpiexec`` (``pip install "minpy[dist]"`` installs
+The launcher wraps MPICH's ``mpiexec`` (``pip install mpi4py mpich`` installs
 MPICH and mpi4py; the mpich wheel puts ``mpiexec`` beside the Python
 interpreter). It starts N + S ranks, each running
 
@@ -88,7 +88,7 @@ __all__ = ["LaunchError", "Command", "LAUNCHERS", "rank_environment", "build_com
            "find_mpiexec", "check_mpi4py", "launch", "run_rank", "main"]
 
 LAUNCHERS = ("local", "mpi", "ssh")
-INSTALL = 'pip install "minpy[dist]"'
+INSTALL = 'pip install mpi4py mpich'
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 KILL_GRACE = 5.0        # seconds between a forwarded signal and killing what is left
 TIMEOUT_STATUS = 255     # MPICH's mpiexec's status for a job ended by MPIEXEC_TIMEOUT

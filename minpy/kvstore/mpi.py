@@ -3,8 +3,8 @@
 Run the workers under MPI: ``python -m minpy.kvstore.launch -n 2 train.py`` or
 ``mpiexec -n 2 python -m mpi4py train.py`` (``python -m mpi4py`` aborts the
 whole job when one rank raises, instead of leaving the others blocked).
-mpi4py and an MPI come from the ``dist`` extra: ``pip install "minpy[dist]"``
-(mpi4py + the MPICH wheel).
+mpi4py and an MPI come from the ``dist`` extra: ``pip install mpi4py mpich``
+(mpi4py + the MPICH wheel; ``pip install -e ".[dist]"`` in a minpy checkout).
 
 **Layout.** ``MINPY_KVSTORE_SERVERS=S`` (set by the launcher's ``--servers``)
 makes the last S ranks of ``COMM_WORLD`` parameter servers and the others

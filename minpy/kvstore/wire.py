@@ -34,7 +34,7 @@ def mpi_comm():
     """mpi4py's ``COMM_WORLD`` (MPI initialised on first use).
 
     Raises:
-        ImportError: naming ``pip install "minpy[dist]"`` when mpi4py (or an MPI
+        ImportError: naming ``pip install mpi4py mpich`` when mpi4py (or an MPI
             library) is missing.
     """
     return mpi().COMM_WORLD
@@ -47,7 +47,7 @@ def mpi():
         from mpi4py import MPI     # optional dependency (the `dist` extra), loaded on use
     except ImportError as e:
         raise ImportError("minpy.kvstore: the dist_* kinds need mpi4py and an MPI library; "
-                          'install them with pip install "minpy[dist]" (mpi4py + mpich) '
+                          'install them with pip install mpi4py mpich '
                           f"({e})") from None
     return MPI
 

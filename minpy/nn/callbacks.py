@@ -194,13 +194,16 @@ class ProgressBar(Callback):
     Args:
         verbose: print the plain lines (and allow the automatic bar).
         progress: True/False for the bar; None: on when ``verbose``, stderr is a
-            terminal and tqdm is installed.
+            terminal and tqdm is installed. On a terminal narrower than
+            ``MIN_COLUMNS`` (a zero-width one too) there is no bar either way:
+            the plain lines come instead, so the output degrades, never vanishes.
         print_every: steps between plain lines.
     Raises:
         ImportError when the bar is asked for (``progress=True``) and tqdm is missing.
     """
 
     order = -20
+    MIN_COLUMNS = 40      # narrower, tqdm cuts the bar and its accuracies to nothing
 
     def __init__(self, verbose=True, progress=None, print_every=10):
         self.verbose = bool(verbose)
@@ -210,13 +213,15 @@ class ProgressBar(Callback):
         self._running = None
 
     def _wants_bar(self, solver):
-        if not solver.is_chief:
+        if not solver.is_chief or self.progress is False:
             return False
-        if self.progress is not None:
-            return bool(self.progress)
-        if not self.verbose or not sys.stderr.isatty():
+        columns = terminal_columns(sys.stderr)
+        if columns is not None and columns < self.MIN_COLUMNS:
             return False
-        return importlib.util.find_spec("tqdm") is not None
+        if self.progress:
+            return True        # a notebook's widget too, whose stderr is no terminal
+        return self.verbose and columns is not None and \
+            importlib.util.find_spec("tqdm") is not None
 
     def on_epoch_begin(self, solver, info):
         self._close()
@@ -226,7 +231,7 @@ class ProgressBar(Callback):
         try:
             from tqdm.auto import tqdm     # optional: plain printing without it
         except ImportError:
-            raise ImportError('Solver(progress=True) needs tqdm: pip install "minpy[progress]"') \
+            raise ImportError('Solver(progress=True) needs tqdm: pip install tqdm') \
                 from None
         self._bar = tqdm(total=info["batches"], desc=f"epoch {info['epoch']}/{solver.num_epochs}",
                          unit="batch", leave=True, dynamic_ncols=True)
@@ -262,6 +267,15 @@ class ProgressBar(Callback):
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def terminal_columns(stream):
+    """The width of the terminal ``stream`` writes to (0 for a zero-width one), or
+    None when it is not a terminal."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (AttributeError, OSError, ValueError):       # no fileno, closed, not a tty
+        return None
 
 
 # ---------------------------------------------------------------- checkpoints
@@ -403,7 +417,7 @@ class Plot(Callback):
 
 def _need_matplotlib(who):
     if importlib.util.find_spec("matplotlib") is None:
-        raise ImportError(f'{who} needs matplotlib: pip install "minpy[plot]"')
+        raise ImportError(f'{who} needs matplotlib: pip install matplotlib')
 
 
 def plot_history(solver, path):
@@ -416,7 +430,7 @@ def plot_history(solver, path):
     Returns:
         ``path``.
     Raises:
-        ImportError when matplotlib is missing (``pip install "minpy[plot]"``).
+        ImportError when matplotlib is missing (``pip install matplotlib``).
     """
     _need_matplotlib("Solver.plot")
     import matplotlib              # optional: only plotting needs it

@@ -113,6 +113,38 @@ class ModelBase:
         """``loss`` on a batch's first label."""
         return self.loss(forward_outputs, batch.label[0])
 
+    def predict(self, X, batch_size=1024):
+        """The model's output for ``X`` in ``'test'`` mode (no dropout, BatchNorm's
+        running statistics), computed ``batch_size`` samples at a time.
+
+        Args:
+            X: inputs with samples on axis 0 (NumPy, minpy or nested lists).
+            batch_size: samples per forward pass; larger inputs are split along
+                axis 0 and the outputs concatenated.
+        Returns:
+            A minpy Array: ``forward(X, 'test')`` (for a classifier, the scores:
+            ``predict(X).argmax(axis=-1)`` are the classes).
+        Raises:
+            ValueError: ``X`` is 0-d or empty, or ``batch_size`` < 1.
+            RuntimeError: the parameters are not initialised (``Solver.init``).
+
+        See also keras.Model.predict, mxnet.module.Module.predict.
+        """
+        who = f"{type(self).__name__}.predict"
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, numpy.integer)) \
+                or batch_size < 1:
+            raise ValueError(f"{who}: batch_size must be a positive int, got {batch_size!r}")
+        if self.param_configs and not self.params:
+            raise RuntimeError(f"{who}: the parameters are not initialised (train the model, "
+                               "call Solver.init() or load_params first)")
+        X = X if isinstance(X, Array) else mnp.array(numpy.asarray(X))
+        if X.ndim == 0 or X.shape[0] == 0:
+            raise ValueError(f"{who}: expected samples on axis 0, got shape {tuple(X.shape)}")
+        if X.shape[0] <= batch_size:
+            return self.forward(X, "test")
+        return mnp.concatenate([self.forward(X[i:i + batch_size], "test")
+                                for i in range(0, X.shape[0], batch_size)])
+
     def loss_and_grad(self, X, y=None, mode="train"):
         """``(loss, grads)`` of ``loss(forward(X, mode), y)`` w.r.t. ``params``.
 

@@ -2,7 +2,7 @@
 
 ::
 
-    solver = Solver(model, train_iter, test_iter, num_epochs=10,
+    solver = Solver(model, (x, y), (x_test, y_test), batch_size=64, seed=0, num_epochs=10,
                     init_rule='gaussian', init_config={'stdvar': 0.01},
                     update_rule='sgd_momentum', optim_config={'learning_rate': 0.1},
                     checkpoint_dir='ckpt', checkpoint_every=1)
@@ -21,6 +21,7 @@ state, NumPy's global random state, the history), so ``resume`` after a crash
 ends with bit-identical parameters. Data parallelism over devices and MPI
 workers (``ctx=``, ``kvstore=``): :mod:`minpy.nn.parallel`.
 """
+import contextlib
 import math
 import os
 import time
@@ -29,7 +30,8 @@ import numpy
 
 from .. import numpy as mnp
 from ..core.array import Array
-from . import checkpoint, init, optim, parallel
+from . import checkpoint, init, layers, optim, parallel
+from .feeding import DEFAULT_BATCH_SIZE, DROPOUT, SHUFFLE, as_dataiter, child_seed, is_dataiter
 from .callbacks import (Callback, CallbackList, Checkpoint, LambdaCallback, LRDecay, ProgressBar,
                         StopOnNonFinite, StopTraining, check_lr_reaches, plot_history)
 
@@ -50,7 +52,11 @@ class Solver:
 
     Args (keywords; MinPy's names first):
         model: a :class:`minpy.nn.model.ModelBase`.
-        train_dataiter, test_dataiter: iterators of DataBatch (``NDArrayIter``).
+        train_dataiter, test_dataiter: iterators of DataBatch (``NDArrayIter``),
+            or ``(x, y)`` tuples of arrays, wrapped in NDArrayIters of
+            ``batch_size`` samples (the training one shuffled each epoch).
+        batch_size: samples per batch of data given as arrays (default 32);
+            refused when both data are iterators (they have their own).
         task_type: ``'classification'`` (accuracy) or ``'regression'`` (loss).
         init_rule, init_config: default rule of ``minpy.nn.init`` and its config
             for parameters whose ``add_param`` names none (default ``'xavier'``).
@@ -66,7 +72,11 @@ class Solver:
         print_every, verbose, progress: the :class:`~minpy.nn.callbacks.ProgressBar`'s
             (a tqdm bar when ``progress``, default on when ``verbose`` and stderr is
             a terminal and tqdm is installed; else plain lines).
-        seed: seed of the parameter initialisation (default: NumPy's global state).
+        seed: seed of the parameter initialisation, of the dropout masks
+            (``layers.dropout`` given no seed) and of the shuffling of a training
+            set given as arrays: the same seed trains bit-identically, and
+            NumPy's global random state is not used. None: NumPy's global state
+            for all three, as MinPy.
         checkpoint_dir, checkpoint_every, keep_checkpoints: the
             :class:`~minpy.nn.callbacks.Checkpoint`'s: a checkpoint every N epochs
             in the directory, keeping the newest few (attributes of the solver too).
@@ -112,7 +122,8 @@ class Solver:
     See also mxnet.module.Module.fit, :mod:`minpy.nn.parallel`, :mod:`minpy.nn.callbacks`.
     """
 
-    def __init__(self, model, train_dataiter, test_dataiter=None, *, task_type="classification",
+    def __init__(self, model, train_dataiter, test_dataiter=None, *, batch_size=None,
+                 task_type="classification",
                  init_rule="xavier", init_config=None, update_rule="sgd", optim_config=None,
                  lr_decay=1.0, num_epochs=10, train_acc_num_samples=1000, print_every=10,
                  verbose=True, progress=None, seed=None, checkpoint_dir=None, checkpoint_every=1,
@@ -128,9 +139,18 @@ class Solver:
             raise ValueError(f"Solver: unknown update_rule {update_rule!r}")
         if int(num_epochs) < 0 or int(checkpoint_every) < 1:
             raise ValueError("Solver: num_epochs must be >= 0 and checkpoint_every >= 1")
+        if batch_size is not None and is_dataiter(train_dataiter) and \
+                (test_dataiter is None or is_dataiter(test_dataiter)):
+            raise ValueError("Solver: batch_size applies to data given as (x, y) arrays; "
+                             "these iterators have their own")
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(
+                batch_size, (int, numpy.integer)) or batch_size < 1):
+            raise ValueError(f"Solver: batch_size must be a positive int, got {batch_size!r}")
+        self.batch_size = int(batch_size) if batch_size is not None else DEFAULT_BATCH_SIZE
         self.model = model
-        self.train_dataiter = train_dataiter
-        self.test_dataiter = test_dataiter
+        self.train_dataiter = as_dataiter(train_dataiter, "Solver: train data", self.batch_size,
+                                          shuffle=True, seed=child_seed(seed, SHUFFLE))
+        self.test_dataiter = as_dataiter(test_dataiter, "Solver: test data", self.batch_size)
         self.task_type = task_type
         self.init_rule = init_rule
         self.init_config = dict(init_config or {})
@@ -139,6 +159,8 @@ class Solver:
         self.num_epochs = int(num_epochs)
         self.train_acc_num_samples = train_acc_num_samples
         self.seed = seed
+        self.dropout_random = (mnp.random.RandomState(child_seed(seed, DROPOUT))
+                               if seed is not None else None)
         self.keep_best = keep_best
         self.ctx = parallel.check_contexts("Solver", ctx)
         if (kvstore is not None or (self.ctx is not None and len(self.ctx) > 1)) and \
@@ -262,12 +284,13 @@ class Solver:
         """Accuracy of the model on ``dataiter`` (mean loss for regression).
 
         Args:
-            dataiter: an iterator of DataBatch; padded samples are not counted.
+            dataiter: an iterator of DataBatch, or an ``(x, y)`` tuple of arrays
+                (in batches of ``batch_size``); padded samples are not counted.
             num_samples: evaluate only the first ``num_samples`` samples.
         Returns:
             A float.
         """
-        it = dataiter
+        it = dataiter = as_dataiter(dataiter, "Solver.check_accuracy", self.batch_size)
         if num_samples is not None and getattr(dataiter, "num_data", 0) > num_samples:
             it = dataiter.getsubiter(num_samples)
         else:
@@ -333,7 +356,9 @@ class Solver:
         if not self.model.params:
             self.init()
         try:
-            self._run()
+            with (layers.random_source(self.dropout_random) if self.dropout_random is not None
+                  else contextlib.nullcontext()):
+                self._run()
         except BaseException as error:
             self.callbacks.on_train_end(self, {"epoch": self.epoch, "step": self.step_count,
                                                "error": error})
@@ -425,6 +450,8 @@ class Solver:
                                   for k, v in c.items()} for p, c in self.optim_configs.items()},
             "train_iter": it_state() if it_state is not None else None,
             "numpy_random": numpy.random.get_state(),
+            "dropout_random": (self.dropout_random.get_state()
+                               if self.dropout_random is not None else None),
             "history": {"loss": list(self.loss_history), "train_acc": list(self.train_acc_history),
                         "val_acc": list(self.val_acc_history)},
             "best_val_acc": self.best_val_acc, "best_score": self._best_score,
@@ -451,6 +478,8 @@ class Solver:
         if state["train_iter"] is not None and state.get("worker", 0) == here:
             self.train_dataiter.load_state_dict(state["train_iter"])
         numpy.random.set_state(state["numpy_random"])
+        if self.dropout_random is not None and state.get("dropout_random") is not None:
+            self.dropout_random.set_state(state["dropout_random"])
         history = state["history"]
         self.loss_history = list(history["loss"])
         self.train_acc_history = list(history["train_acc"])
@@ -487,7 +516,7 @@ class Solver:
 
     def plot(self, path):
         """Write the loss per step and the accuracy per epoch to a PNG at ``path``; returns
-        ``path``. Needs matplotlib (``pip install "minpy[plot]"``); see also
+        ``path``. Needs matplotlib (``pip install matplotlib``); see also
         :class:`minpy.nn.callbacks.Plot`."""
         return plot_history(self, path)
 

@@ -19,6 +19,10 @@ from .fronts import (pad, piecewise, array, asarray, asanyarray, where,   # noqa
                      apply_along_axis, apply_over_axes, fromfunction, block, FRONTS)
 from . import linalg, fft, random           # noqa: F401
 from .interop import from_dlpack            # noqa: F401
+# NumPy's other submodules (ma, lib, polynomial, char, strings, rec, emath, typing,
+# ctypeslib) and its host-only names, on host data (see .submodules)
+from .submodules import (ma, lib, polynomial, char, strings, rec, emath, typing,   # noqa: F401
+                         ctypeslib, frompyfunc, asmatrix, bmat, SUBMODULES as _SUBMODULES)
 # MinPy's names of ``minpy.numpy``: its (deprecated in MinPy) set_policy and op statistics
 from ..dispatch import set_policy           # noqa: F401
 from .op_stat import record_op_stat, show_op_stat   # noqa: F401
@@ -32,6 +36,8 @@ _install_methods(_sys.modules[__name__], _mapping)
 from .namespace_info import __array_namespace_info__   # noqa: E402,F401
 
 __array_api_version__ = "2024.12"
+# ``import minpy.numpy.ma``, ``from minpy.numpy.lib.stride_tricks import ...``
+_sys.modules.update({f"{__name__}.{name}": m for name, m in _SUBMODULES.items()})
 
 # inspect.signature of a wrapper is NumPy's: it follows ``__wrapped__`` (read only by
 # inspect, so the call path is unchanged)

@@ -30,12 +30,13 @@ UTILITIES = frozenset({
     "byte_bounds", "disp", "safe_eval", "who", "lookfor", "source",
 })
 
+# NumPy's host-only objects (the numpy.matrix subclass, object-dtype ufuncs of Python
+# callables): not generated here but NumPy's on host data, in :mod:`.submodules`.
+HOST_ONLY = frozenset({"asmatrix", "bmat", "frompyfunc"})
+
 # Public callables not offered, each with its reason.
 EXCLUDED = {
     "test": "runs NumPy's own test suite; not an array function",
-    "asmatrix": "returns the deprecated numpy.matrix subclass",
-    "bmat": "returns the deprecated numpy.matrix subclass",
-    "frompyfunc": "builds a NumPy object-dtype ufunc of Python callables; host only",
     "from_dlpack": "replaced by minpy.from_dlpack, which keeps the producer's device",
 }
 
@@ -187,7 +188,7 @@ def build(np_module, prefix, target, skip=()):
     mapping = {}
     loaded = vars(np_module)
     for name in dir(np_module):
-        if name.startswith("_") or name in skip or name in EXCLUDED:
+        if name.startswith("_") or name in skip or name in EXCLUDED or name in HOST_ONLY:
             continue
         if name not in loaded and importlib.util.find_spec(f"{np_module.__name__}.{name}"):
             continue        # a lazily imported submodule (numpy.f2py ...): not imported for us

@@ -10,8 +10,9 @@ entries count for both of their symmetric places). Decompositions assume
 what makes them differentiable: distinct eigen/singular values, full rank,
 non-singular matrices. Not supported (TypeError at backward, or the call):
 ``svd(full_matrices=True)`` and ``qr(mode='complete')`` of non-square
-matrices (the extra columns are not unique), ``qr(mode='raw')``, eigenvectors
-of ``eig`` (the gradient through its eigenvalues is given, to first order).
+matrices (the extra columns are not unique), ``qr(mode='raw')``, and losses
+that depend on the arbitrary phase of ``eig``'s eigenvectors (phase-invariant
+ones, such as of ``abs(v)``, are differentiated).
 """
 import numpy
 
@@ -290,20 +291,49 @@ def _qr_vjp(ans, a, mode="reduced"):
     return vjp
 
 
-# ---------------------------------------------------------------- eig (eigenvalues only)
+# ---------------------------------------------------------------- eig
 def _eig_values_grad(a, w, v, gw):
     G = _mm(hermitian(_LA.inv(v)), mnp.expand_dims(gw, -1) * hermitian(v))   # V^-H diag(gw) V^H
     return unbroadcast_to_operand(G, a)
 
 
+def _check_phase_invariant(v, gv):
+    """Refuse a cotangent that depends on the eigenvectors' arbitrary phase: a loss
+    invariant under ``v_k -> exp(i t) v_k`` has ``Im(v_k^H gv_k) = 0`` for each k."""
+    vh, gh = stop_gradient(v).asnumpy(), stop_gradient(gv).asnumpy()
+    im = numpy.abs(numpy.imag(numpy.sum(numpy.conj(vh) * gh, axis=-2)))
+    scale = numpy.linalg.norm(gh, axis=-2) + numpy.finfo(_rdt(vh.dtype)).tiny
+    if numpy.any(im > 10 * numpy.finfo(_rdt(vh.dtype)).eps ** 0.5 * scale):
+        raise TypeError("minpy.grad: the loss depends on the arbitrary phase of linalg.eig's "
+                        "eigenvectors (Im(v_k^H dL/dv_k) != 0), so it has no gradient; make "
+                        "it phase-invariant (abs(v), v * conj(v) ...), use eigh for Hermitian "
+                        "matrices, or use the eigenvalues only")
+
+
+def _eig_grad(a, w, v, gw, gv):
+    """``V^-H M V^H`` with ``M = diag(gw) + conj(F) o (V^H gV - V^H V diag(Re diag(V^H gV)))``,
+    ``F_ij = 1 / (w_j - w_i)``: the second term keeps each column at unit norm, as LAPACK
+    returns it; the phase term vanishes for a phase-invariant loss (checked)."""
+    n = numpy.shape(a)[-1]
+    e = _eye(n, w.dtype)
+    vh = hermitian(v)
+    vg = _mm(vh, gv)
+    s = mnp.real(mnp.sum(mnp.conj(v) * gv, axis=-2)) if is_complex(v) or is_complex(gv) \
+        else mnp.sum(v * gv, axis=-2)
+    F = (1 - e) / (mnp.expand_dims(w, -2) - mnp.expand_dims(w, -1) + e)
+    inner = conj_if_complex(F) * (vg - _mm(vh, v) * mnp.expand_dims(s, -2))
+    if gw is not None:
+        inner = inner + mnp.expand_dims(gw, -1) * e
+    return unbroadcast_to_operand(_mm(hermitian(_LA.inv(v)), _mm(inner, vh)), a)
+
+
 def _eig_vjp(ans, a):
     w, v = ans
     def vjp(g):
-        if bool(mnp.any(stop_gradient(g[1]) != 0)):
-            raise TypeError("minpy.grad: the gradient through the eigenvectors of "
-                            "linalg.eig is not supported (their phase is arbitrary); "
-                            "use eigh for Hermitian matrices or the eigenvalues only")
-        return _eig_values_grad(a, w, v, g[0])
+        if not bool(mnp.any(stop_gradient(g[1]) != 0)):
+            return _eig_values_grad(a, w, v, g[0])
+        _check_phase_invariant(v, g[1])
+        return _eig_grad(a, w, v, g[0], g[1])
     return vjp
 
 

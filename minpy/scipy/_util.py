@@ -17,7 +17,7 @@ import scipy.linalg
 import scipy.signal
 import scipy.special
 
-from ..core.array import Array
+from ..core.array import Array, is_traced
 from ..core.primitive import Primitive, register
 from ..core.wrappers import make_function
 from ..dispatch.backend import NUMPY
@@ -26,7 +26,7 @@ import minpy.numpy as mnp
 
 __all__ = ["CPU_NAMESPACES", "GPU_NAMESPACES", "backend_namespace", "ScipyPrimitive",
            "scipy_function", "named", "bad_input", "shapes_of", "as_operand", "nan_unless",
-           "jit_tracing", "is_number", "host_value", "log_prob"]
+           "jit_tracing", "is_number", "host_value", "log_prob", "make_rvs"]
 
 # SciPy's submodules on the CPU
 CPU_NAMESPACES = {"special": scipy.special, "linalg": scipy.linalg, "signal": scipy.signal}
@@ -182,3 +182,35 @@ def host_value(x):
     if type(x) is Array:
         return x.asnumpy()
     return numpy.asarray(x)
+
+
+def make_rvs(dist):
+    """``minpy.scipy.stats.<dist>.rvs``: SciPy's sampler on host data (as autograd
+    re-exports it), returning a minpy Array; not differentiable (the draws are data)."""
+    def rvs(*args, **kwargs):
+        # draws are data: a gradient through them (or a jit replay of one trace's draws)
+        # would be silently wrong, so traced parameters and tracing are refused
+        if jit_tracing() or any(type(v) is Array and is_traced(v)
+                                for v in (*args, *kwargs.values())):
+            raise TypeError(f"minpy.scipy.stats.{dist}.rvs: random draws are not "
+                            "differentiable and cannot be traced by minpy.jit; pass "
+                            "minpy.stop_gradient(param) or draw outside the traced function")
+        import scipy.stats         # SciPy's stats is a slow import: only on first draw
+        to_host = lambda v: host_value(v) if type(v) is Array else v   # noqa: E731
+        out = getattr(scipy.stats, dist).rvs(*[to_host(a) for a in args],
+                                             **{k: to_host(v) for k, v in kwargs.items()})
+        return mnp.asarray(out)
+    fn = named(f"stats.{dist}.rvs")(rvs)
+    fn.__name__ = fn.__qualname__ = "rvs"
+    fn.__module__ = f"minpy.scipy.stats.{dist}"
+    fn.__doc__ = f"""Random draws from the distribution: SciPy's sampler run on the host.
+
+    Args:
+        *args, **kwargs: as ``scipy.stats.{dist}.rvs`` (the distribution's parameters,
+            ``size``, ``random_state``); minpy Arrays are read to the host.
+    Returns:
+        A minpy Array of SciPy's draws (SciPy's shape and dtype); not differentiable.
+
+    See also scipy.stats.{dist}.rvs.
+    """
+    return fn

@@ -26,7 +26,7 @@ from ..numpy.rule_helpers import conj_if_complex, hermitian, unbroadcast_to_oper
 from ._util import as_operand, backend_namespace, jit_tracing, named, scipy_function
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
-           "eigh", "sqrtm", "expm", "solve_sylvester", "LinAlgError"]
+           "eigh", "sqrtm", "expm", "solve_sylvester", "solve_banded", "LinAlgError"]
 
 LinAlgError = numpy.linalg.LinAlgError
 _LA = mnp.linalg
@@ -499,3 +499,6 @@ def _sylvester_maker(which):
 defvjp(_sqrtm._prim, _sqrtm_vjp)
 defvjp(_expm._prim, _expm_vjp)
 defvjp(_solve_sylvester._prim, _sylvester_maker(0), _sylvester_maker(1), _sylvester_maker(2))
+
+
+from ._banded import solve_banded   # noqa: E402,F401  (its own file: linalg.py is full)

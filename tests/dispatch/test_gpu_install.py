@@ -157,7 +157,7 @@ def test_a_missing_library_is_named_with_the_command(fresh, lib):
     assert f"{lib} (" in message and LIBS[lib] in message
     assert "cannot open shared object file" in message      # CuPy's own error, kept
     assert 'pip install "cupy-cuda13x[ctk]"' in message       # the fake is a CUDA 13 CuPy
-    assert 'pip install "minpy[gpu-cuda13]"' in message
+    assert '(in a minpy checkout: pip install -e ".[gpu-cuda13]")' in message
     assert "MINPY_DEVICE=cpu" in message
     others = set(LIBS) - {lib}
     assert not any(f"{o} (" in message for o in others)
@@ -187,7 +187,8 @@ def test_cuda_12_cupy_names_the_cuda_12_wheel(fresh):
     fresh("cuBLAS")
     sys.modules["cupy"].RUNTIME = 12080
     _, [message] = detect_warnings()
-    assert 'pip install "cupy-cuda12x[ctk]" (or pip install "minpy[gpu]")' in message
+    assert ('pip install "cupy-cuda12x[ctk]" '
+            '(in a minpy checkout: pip install -e ".[gpu]")') in message
 
 
 @pytest.mark.parametrize("kw", [dict(devices=0), dict(driver=0)], ids=["no device", "no driver"])
@@ -229,8 +230,8 @@ def test_device_unknown_value_is_refused(fresh, monkeypatch):
 def test_without_cupy_the_problem_names_the_extras(fresh, monkeypatch):
     monkeypatch.setattr(detect.importlib.util, "find_spec", lambda name: None)
     assert detect_warnings() == (None, [])
-    assert detect.gpu_problem() == ('CuPy is not installed: pip install "minpy[gpu]" (CUDA 12) '
-                                    'or pip install "minpy[gpu-cuda13]" (CUDA 13)')
+    assert detect.gpu_problem() == ('CuPy is not installed: pip install "cupy-cuda12x[ctk]" '
+                                    '(CUDA 12) or pip install "cupy-cuda13x[ctk]" (CUDA 13)')
 
 
 def _clean_env(**extra):
@@ -291,19 +292,50 @@ def no_gpu():
 
 
 def test_gpu_context_without_gpu_says_what_to_run(no_gpu):
-    with pytest.raises(RuntimeError, match=r'pip install "minpy\[gpu\]"; '
+    with pytest.raises(RuntimeError, match=r'pip install "cupy-cuda12x\[ctk\]"; '
                                            r"minpy.dispatch.gpu_problem\(\) says why"):
         minpy.zeros(2, device="gpu")
 
 
+# one word of a pip command: a quoted requirement, an option, or a bare package name
+_PIP_WORD = r'(?:"[^"]+"|-e|[A-Za-z][A-Za-z0-9_.-]*(?:\[[a-z0-9,-]+\])?)'
+
+
+def pip_commands(text):
+    """The argument lists of the ``pip install`` commands in ``text``."""
+    return [re.findall(_PIP_WORD, m.group(1)) for m in
+            re.finditer(rf"pip install((?: {_PIP_WORD})+)", text)]
+
+
+def test_pip_commands_are_parsed_as_a_shell_would_split_them():
+    assert pip_commands('needs it: pip install mpi4py mpich (or pip install -e ".[dist]")') == \
+        [["mpi4py", "mpich"], ["-e", '".[dist]"']]
+    assert pip_commands("the ``pip install`` that brings it") == []
+
+
 def test_optional_dependency_errors_say_what_to_run():
-    """Every mention of an extra in the package is a full, shell-quoted command."""
-    hits = [(path.name, line) for path in (ROOT / "minpy").rglob("*.py")
-            for line in path.read_text().splitlines() if "minpy[" in line]
-    assert len(hits) >= 8
-    for name, line in hits:
-        assert len(re.findall(r'minpy\[', line)) == len(
-            re.findall(r'pip install "minpy\[([a-z0-9-]+|\{[^}]+\})\]"', line)), (name, line)
+    """Every ``pip install`` in the package installs something that works: a package
+    that one of minpy's extras requires, or an extra of the checkout (``-e ".[x]"``).
+    PyPI's ``minpy`` is the unrelated original (0.3.4), so ``pip install "minpy[x]"``
+    would install or downgrade to it."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    packages = {re.split(r"[\[<>=!~ ]", r, maxsplit=1)[0].lower()
+                for reqs in extras.values() for r in reqs}
+    commands = [(path.name, args) for path in (ROOT / "minpy").rglob("*.py")
+                for args in pip_commands(path.read_text())]
+    assert len(commands) >= 12
+    for name, args in commands:
+        assert "minpy" not in " ".join(args), (name, args)
+        if args[0] == "-e":
+            extra = re.fullmatch(r'"\.\[([a-z0-9-]+|\{[^}]+\})\]"', args[1])
+            assert extra and (extra[1] in extras or extra[1].startswith("{")), (name, args)
+            continue
+        for arg in args:
+            requirement = arg.strip('"')
+            assert arg == requirement or "[" in requirement, (name, arg)  # quote only extras
+            name_only = requirement.split("[")[0].lower()
+            assert name_only in packages or name_only == "{wheel}", (name, arg)  # f-string
 
 
 def test_bench_gpu_quick_without_a_gpu_says_so():

@@ -512,7 +512,7 @@ def _one_process_reference(example, epochs):
 
 
 def test_train_dist_example_on_two_mpi_workers_learns_as_one_process(tmp_path, monkeypatch):
-    pytest.importorskip("mpi4py", reason='dist_sync needs pip install "minpy[dist]"')
+    pytest.importorskip("mpi4py", reason='dist_sync needs pip install mpi4py mpich')
     mpiexec = shutil.which("mpiexec")
     if mpiexec is None:
         pytest.skip("no mpiexec on PATH")

@@ -493,7 +493,7 @@ def test_without_fsspec_paths_read_and_urls_explain(files, monkeypatch):
     numpy.testing.assert_array_equal(readers.load_npy(str(d / "d.npy")), x)
     numpy.testing.assert_array_equal(readers.load_npz(d / "d.npz")["data"], x)
     for url in ("file://" + str(d / "d.npy"), "memory://d.npy", "s3://bucket/d.npy"):
-        with pytest.raises(ImportError, match=r'pip install "minpy\[io\]"'):
+        with pytest.raises(ImportError, match=r'pip install fsspec \(in a minpy checkout: pip install -e "\.\[io\]"\)'):
             readers.load_npy(url)
 
 

@@ -8,7 +8,6 @@ keywords, ``solver.init(); solver.train()``. Only the data differ (the bundled
 digits, or a generated adding problem, instead of CIFAR-10), and the CNN
 builds its symbol with ``minpy.symbol`` where MinPy imported ``mxnet.sym``.
 """
-import os
 
 import numpy
 import pytest
@@ -16,13 +15,14 @@ import pytest
 import minpy.numpy as np
 import minpy.symbol as mxsym             # MinPy's examples: mx.sym
 from minpy.core import Function
+from minpy.datasets import DIGITS_PATH
 from minpy.nn import layers
 from minpy.nn.io import NDArrayIter
 from minpy.nn.model import ModelBase
 from minpy.nn.solver import Solver
 from _host import host
 
-DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), os.pardir, "examples", "data", "digits.npz")
+DATA = DIGITS_PATH         # the digits bundled with minpy.datasets
 batch_size = 64
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import minpy as mp
-from minpy.testing import arrays, assert_allclose
+from minpy.testing import arrays, assert_close as assert_allclose
 
 
 def _public_callables():

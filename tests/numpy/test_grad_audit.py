@@ -72,10 +72,10 @@ def _near_diag(a):
 LINALG = {
     "cholesky": R("n2x3x3", call=lambda f, b: f(_spd_of(b))),
     "cond": R("A3"), "cross": R("n2x3", "n3"), "det": R("A2x3x3"), "diagonal": R("n3x4"),
-    # eigenvalues to first order (second order goes through eigenvectors: refused);
-    # eigenvectors (arbitrary phase) refused
+    # eigenvalues and phase-invariant functions of the eigenvectors, to first order
+    # (a function that depends on the arbitrary phase is refused: tests/numpy/test_grad_linalg.py)
     "eig": [R("n3x3", call=lambda f, a: f(_near_diag(a))[0], order=1),
-            X("n3x3", call=lambda f, a: _eig_parts(f(_near_diag(a))))],
+            R("n3x3", call=lambda f, a: _eig_parts(f(_near_diag(a))), order=1)],
     "eigh": R("n3x3", call=lambda f, a: _eig_parts(f(_sym(_near_diag(a))))),
     "eigvals": R("n3x3", call=lambda f, a: f(_near_diag(a)), order=1),
     "eigvalsh": R("n3x3", call=lambda f, a: f(_sym(a))),
@@ -201,7 +201,19 @@ STATS = {
         "logpdf": R("n3", "p3", call=lambda f, z, a: f(mnp.exp(z) / mnp.sum(mnp.exp(z)), a)),
         "pdf": R("n3", "p3", call=lambda f, z, a: f(mnp.exp(z) / mnp.sum(mnp.exp(z)), a)),
         "entropy": R("p3")},
+    "chi2": {"pdf": R("p3", "p", "n", "p", call=lambda f, x, k, m, s: f(x + 3.0, k + 1.0, m, s)),
+             "logpdf": R("p3", "p", "n", "p",
+                         call=lambda f, x, k, m, s: f(x + 3.0, k + 1.0, m, s)),
+             **{n: [R("p3", call=lambda f, x: f(x + 0.5, 3.0)),
+                    X("p", call=lambda f, k: f(HIST_A, k + 1.0),
+                      name="gammainc" if n in ("cdf", "logcdf") else "gammaincc")]
+                for n in ["cdf", "logcdf", "sf", "logsf"]}},
 }
+# the samplers (SciPy's, as autograd re-exports them): draws are data, traced parameters
+# refused
+for _d in STATS:
+    STATS[_d]["rvs"] = X("p3" if _d == "dirichlet" else "p",
+                         call=lambda f, p: f(p + 1.0, size=3, random_state=0), name="rvs")
 
 
 def _cho(b):
@@ -219,6 +231,8 @@ SCIPY_LINALG = {
     "sqrtm": R("n3x3", call=lambda f, b: f(_spd_of(b))),
     "expm": R("n3x3", call=lambda f, a: f(0.5 * a)),
     "solve_sylvester": R("A3", "A2", "n3x2"),
+    "solve_banded": R("n3x3", "n3x2", call=lambda f, ab, b: f(
+        (1, 1), 0.3 * ab + numpy.array([[0.0], [4.0], [0.0]]), b)),
 }
 SIGNAL = {n: [R("n5", "n3"), R("n4x3", "n2x2", call=lambda f, x, y: f(x, y, mode="same"))]
           for n in ["convolve", "correlate"]}
@@ -259,7 +273,12 @@ NOT_ARRAY_FUNCTIONS = {
         "the autograd operators and jit (they take functions)": (
             "grad", "grad_and_loss", "value_and_grad", "jacobian", "hessian",
             "hessian_vector_product", "elementwise_grad", "make_vjp", "make_jvp",
-            "grad_named", "holomorphic_grad", "defvjp", "defvjp_argnums", "jit"),
+            "grad_named", "holomorphic_grad", "defvjp", "defvjp_argnums", "jit", "deriv",
+            "grad_and_aux", "make_hvp", "make_ggnvp", "tensor_jacobian_product",
+            "vector_jacobian_product", "vspace"),
+        "NumPy's host-only functions (numpy.matrix results, object-dtype ufuncs of Python "
+        "callables): given a traced array they raise a TypeError naming the function": (
+            "asmatrix", "bmat", "frompyfunc"),
         "devices, policies, async settings and MinPy's op statistics": (
             "cpu", "gpu", "current_context", "num_gpus", "get_policy", "set_policy",
             "get_global_policy", "set_global_policy", "wrap_policy", "async_mode", "is_async",
@@ -288,7 +307,7 @@ NOT_ARRAY_FUNCTIONS = {
     "scipy": {"submodules, audited as namespaces of their own":
               ("special", "stats", "linalg", "signal", "integrate", "scipy")},
     "scipy.stats": {"distributions, audited as namespaces of their own": (
-        "norm", "t", "beta", "gamma", "poisson", "multivariate_normal", "dirichlet")},
+        "norm", "t", "beta", "gamma", "poisson", "multivariate_normal", "dirichlet", "chi2")},
     "scipy.linalg": {"an exception class": ("LinAlgError",)},
 }
 

@@ -208,20 +208,40 @@ def test_qr_complex_and_modes():
         minpy.grad(lambda a: mnp.sum(LA.qr(a, mode="raw")[0]))(R(4, 3))
 
 
-# ---------------------------------------------------------------- eig (first order)
+# ---------------------------------------------------------------- eig
+ROT = [[0.0, -2.0, 0.3], [2.0, 0.1, 0.1], [0.2, 0.5, 1.0]]      # eigenvalues +-2i-ish and 1.07
+
+
 def test_eig_eigenvalues():
-    check_grads(LA.eigvals, R(3, 3), order=1)
+    check_grads(LA.eigvals, R(3, 3), order=2)
     check_grads(LA.eigvals, R(2, 4, 4), order=1)
-    check_grads(LA.eigvals, C(3, 3), order=1)
-    check_grads(lambda a: LA.eig(a)[0], C(3, 3), order=1)
+    check_grads(LA.eigvals, C(3, 3), order=2)
+    check_grads(lambda a: LA.eig(a)[0], C(3, 3), order=2)
+    check_grads(LA.eigvals, mnp.array(ROT), order=2)
 
 
-def test_eig_eigenvectors_refused():
-    with pytest.raises(TypeError, match="eigenvectors"):
-        minpy.grad(lambda a: mnp.sum(mnp.real(LA.eig(a)[1])))(R(3, 3))
-    # the eigenvalue rule goes through the eigenvectors: no second order either
-    with pytest.raises(TypeError, match="eigenvectors"):
-        check_grads(LA.eigvals, R(3, 3), order=2)
+def test_eig_phase_invariant_eigenvector_losses():
+    """|v| (and anything of v * conj(v)) does not depend on the arbitrary phase: it has a
+    gradient, for real matrices with complex eigenvalues and for complex matrices."""
+    rot = mnp.array(ROT)
+    assert numpy.iscomplexobj(numpy.linalg.eig(numpy.array(ROT))[1])
+    for a in (rot, C(3, 3)):
+        check_grads(lambda a: mnp.abs(LA.eig(a)[1]), a, order=2)
+        check_grads(lambda a: mnp.abs(LA.eig(a)[1]) ** 2 * LA.eig(a)[0], a, order=2)
+    check_grads(lambda a: mnp.abs(LA.eig(a)[1]), C(2, 3, 3), order=1)
+
+
+def test_eig_real_eigenvectors_of_a_real_matrix():
+    """Real eigenvalues give real eigenvectors (phase only a sign): any loss is smooth."""
+    a = mnp.array(numpy.diag([1.0, 3.0, 6.0]) + 0.3 * RNG.standard_normal((3, 3)))
+    assert not numpy.iscomplexobj(numpy.linalg.eig(a.asnumpy())[1])
+    check_grads(lambda a: LA.eig(a)[1], a, order=2)
+
+
+def test_eig_phase_dependent_losses_are_refused():
+    for a in (mnp.array(ROT), C(3, 3)):
+        with pytest.raises(TypeError, match="arbitrary phase of linalg.eig's eigenvectors"):
+            minpy.grad(lambda a: mnp.sum(mnp.real(LA.eig(a)[1])))(a)
 
 
 # ---------------------------------------------------------------- powers, chains, lstsq

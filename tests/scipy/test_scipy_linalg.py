@@ -313,3 +313,50 @@ def test_primitives_run_on_the_gpu_backend_and_fall_back_where_missing():
                 assert minpy.dispatch.stats()["fallbacks"]["scipy.linalg.sqrtm"] == 1
         finally:
             del _util.GPU_NAMESPACES["standin"]
+
+
+# ---------------------------------------------------------------- solve_banded
+def _band(l, u, m, complex_=False, seed=0):
+    rng = numpy.random.default_rng(seed)
+    ab = rng.standard_normal((l + u + 1, m))
+    if complex_:
+        ab = ab + 1j * rng.standard_normal(ab.shape)
+    ab[u] += 4.0            # diagonally dominant: well conditioned
+    return ab
+
+
+@pytest.mark.parametrize("l,u", [(0, 0), (1, 1), (2, 1), (0, 2), (3, 0)])
+@pytest.mark.parametrize("bshape", [(5,), (5, 2)])
+def test_solve_banded_values_and_gradients(l, u, bshape):
+    ab, b = _band(l, u, 5), numpy.random.default_rng(1).standard_normal(bshape)
+    got = L.solve_banded((l, u), A(ab), A(b))
+    want = sl.solve_banded((l, u), ab, b)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    numpy.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12, atol=1e-12)
+    check_grads(lambda ab, b: L.solve_banded((l, u), ab, b), A(ab), A(b), order=2)
+
+
+def test_solve_banded_gradient_is_zero_on_the_unused_corners_and_complex():
+    l, u = 1, 2
+    g = minpy.grad(lambda ab: mnp.sum(L.solve_banded((l, u), ab, A(numpy.ones(5)))))(
+        A(_band(l, u, 5)))
+    g = g.asnumpy()
+    assert (g[0, :2] == 0).all() and g[1, 0] == 0 and g[3, -1] == 0 and (g[2] != 0).all()
+    abc, bc = _band(l, u, 4, complex_=True), numpy.arange(4) + 1j
+    numpy.testing.assert_allclose(L.solve_banded((l, u), A(abc), A(bc)).asnumpy(),
+                                  sl.solve_banded((l, u), abc, bc), rtol=1e-12)
+    check_grads(lambda ab, b: mnp.abs(L.solve_banded((l, u), ab, b)) ** 2, A(abc), A(bc),
+                order=2)
+
+
+def test_solve_banded_errors_name_the_function():
+    ab = A(_band(1, 1, 4))
+    with pytest.raises(ValueError, match=r"minpy.scipy.linalg.solve_banded: ab must have "
+                                         r"shape \(4, M\)"):
+        L.solve_banded((2, 1), ab, A(numpy.ones(4)))
+    with pytest.raises(ValueError, match="minpy.scipy.linalg.solve_banded: b must have"):
+        L.solve_banded((1, 1), ab, A(numpy.ones(3)))
+    with pytest.raises(ValueError, match="solve_banded: l must be a non-negative int"):
+        L.solve_banded((-1, 1), ab, A(numpy.ones(4)))
+    with pytest.raises(ValueError, match="solve_banded: l_and_u must be a pair"):
+        L.solve_banded(3, ab, A(numpy.ones(4)))

@@ -42,14 +42,25 @@ CASES = {
        for f in ("pdf", "logpdf")},
     **{("gamma", f): ([(0.5, 4), (0.5, 3), (-0.4, 0.4), SCALE], (0, 2, 3))
        for f in ("cdf", "logcdf", "sf", "logsf")},
+    **{("chi2", f): ([(0.5, 4), (0.5, 5), (-0.4, 0.4), SCALE], (0, 1, 2, 3))
+       for f in ("pdf", "logpdf")},
+    **{("chi2", f): ([(0.5, 4), (0.5, 5), (-0.4, 0.4), SCALE], (0, 2, 3))
+       for f in ("cdf", "logcdf", "sf", "logsf")},
 }
 POISSON = ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf")
+
+
+# distribution -> SciPy's parameters for a sampler test
+RVS = {"norm": (0.5, 2.0), "t": (3.0,), "beta": (2.0, 3.0), "gamma": (2.0,), "chi2": (3.0,),
+       "poisson": (2.5,), "multivariate_normal": ([0.0, 1.0], [[2.0, 0.3], [0.3, 1.0]]),
+       "dirichlet": ([1.0, 2.0, 3.0],)}
 
 
 def test_every_public_function_is_tested_and_documented():
     covered = {(d, f) for d, f in CASES} | {("poisson", f) for f in POISSON} | {
         ("multivariate_normal", f) for f in ("pdf", "logpdf", "entropy")} | {
-        ("dirichlet", f) for f in ("pdf", "logpdf", "entropy")}
+        ("dirichlet", f) for f in ("pdf", "logpdf", "entropy")} | {
+        (d, "rvs") for d in RVS}
     for dist in stats.__all__:
         mod = getattr(stats, dist)
         assert mod.__doc__
@@ -364,3 +375,32 @@ def test_broadcast_errors_name_the_function():
         stats.norm.logpdf(mnp.ones(2), mnp.ones(3))
     with pytest.raises(ValueError, match=r"minpy\.scipy\.stats\.t\.cdf: .*"):
         stats.t.cdf(mnp.ones(2), mnp.ones(3))
+
+
+# ---------------------------------------------------------------- samplers
+@pytest.mark.parametrize("dist", sorted(RVS))
+def test_rvs_are_scipys_draws_as_minpy_arrays(dist):
+    params = RVS[dist]
+    got = getattr(stats, dist).rvs(*params, size=4, random_state=3)
+    want = getattr(ss, dist).rvs(*params, size=4, random_state=3)
+    assert type(got) is minpy.Array and got.dtype == want.dtype and got.shape == want.shape
+    numpy.testing.assert_array_equal(got.asnumpy(), want)
+    # minpy arrays as parameters are read to the host
+    arr = [mnp.array(p) for p in params]
+    numpy.testing.assert_array_equal(
+        getattr(stats, dist).rvs(*arr, size=4, random_state=3).asnumpy(), want)
+
+
+def test_rvs_errors_name_the_function():
+    with pytest.raises(ValueError, match="minpy.scipy.stats.dirichlet.rvs"):
+        stats.dirichlet.rvs([1.0, -2.0], size=2)
+
+
+def test_chi2_is_a_gamma_of_half_df():
+    x = mnp.array([0.0, 0.5, 3.0, 9.0])
+    for fn in ("pdf", "logpdf", "cdf", "sf"):
+        with numpy.errstate(divide="ignore"):
+            want = _ref("chi2", fn)(x.asnumpy(), 1.0)
+        numpy.testing.assert_allclose(getattr(stats.chi2, fn)(x, 1.0).asnumpy(), want,
+                                      rtol=1e-12)
+    assert numpy.isnan(stats.chi2.pdf(1.0, -1.0).asnumpy())

@@ -5,7 +5,7 @@ local path, ``file://``, ``memory://`` and, once the user installs the
 driver, ``s3://``, ``gs://``, ``http://`` ...  Keyword arguments beyond the
 reader's own are fsspec *storage options* (credentials, endpoint ...).
 
-fsspec is optional (``pip install "minpy[io]"``).  Without it a plain local
+fsspec is optional (``pip install fsspec``).  Without it a plain local
 path still reads through the builtin ``open``; a URL with a protocol raises
 ImportError naming the fix.  Nothing here downloads anything unasked.
 
@@ -23,7 +23,7 @@ import numpy
 __all__ = ["open_url", "load_npz", "load_npy", "load_csv", "save_data_labels",
            "load_data_labels"]
 
-_INSTALL_HINT = 'pip install "minpy[io]"'
+_INSTALL_HINT = 'pip install fsspec (in a minpy checkout: pip install -e ".[io]")'
 
 
 def _import_fsspec():

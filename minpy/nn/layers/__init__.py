@@ -42,6 +42,7 @@ from ...dispatch.backend import NUMPY, backend_of
 from ...dispatch.context import cpu, current_context
 from ...dispatch.transfer import move_raw
 from .batchnorm_ops import batchnorm_train
+from .seeding import random_source, current_random_source
 from .conv import conv2d, max_pool, avg_pool, shape_of, dtype_of
 from .activations import (relu, leaky_relu, sigmoid, tanh, softmax, log_softmax,
                           _expect_shape, _expect_ndim)
@@ -54,7 +55,7 @@ __all__ = ["affine", "relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_so
            "svm_loss", "softmax_cross_entropy", "softmax_loss", "l2_loss", "mse",
            "sigmoid_cross_entropy", "temporal_affine", "temporal_softmax_loss",
            "rnn_step", "rnn_temporal", "rnn", "lstm_step", "lstm_temporal", "lstm",
-           "gru_step", "gru"]
+           "gru_step", "gru", "random_source"]
 
 _MODES = ("train", "test")
 
@@ -275,8 +276,10 @@ def dropout(x, prob, mode='train', seed=None):
         prob: drop probability in [0, 1]; 1 drops everything.
         mode: 'train' or 'test'.
         seed: an int makes the mask deterministic (a private generator; the
-            global state is untouched); None draws from ``minpy.random``'s global
-            state, so ``minpy.random.seed(s)`` reproduces a run.
+            global state is untouched); None draws from the generator of the
+            enclosing :func:`random_source` block (``Solver(seed=)`` sets one),
+            else from ``minpy.random``'s global state, so ``minpy.random.seed(s)``
+            reproduces a run.
     Returns:
         An Array like ``x`` (``x`` itself when nothing is dropped).
 
@@ -291,8 +294,8 @@ def dropout(x, prob, mode='train', seed=None):
         return x * 0
     shape = shape_of(x)
     with _context_of(x):
-        u = (mnp.random.RandomState(seed).random_sample(shape) if seed is not None
-             else mnp.random.random_sample(shape))
+        source = mnp.random.RandomState(seed) if seed is not None else current_random_source()
+        u = (source if source is not None else mnp.random).random_sample(shape)
     keep = mnp.astype(u >= prob, dtype_of(x)) * (1.0 / (1.0 - prob))
     return x * keep
 

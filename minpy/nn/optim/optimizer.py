@@ -67,7 +67,7 @@ class Optimizer:
             MXNet's Adam and RMSProp) or ``'rule'`` (the rule applies it).
 
     Raises:
-        ImportError: ``backend='numba'`` without numba (``pip install "minpy[jit]"``).
+        ImportError: ``backend='numba'`` without numba (``pip install numba``).
 
     See also minpy.nn.optim.create, torch.optim.Optimizer, mxnet.optimizer.Optimizer.
     """

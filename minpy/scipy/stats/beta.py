@@ -9,9 +9,9 @@ invalid parameters NaN, as SciPy. Results keep the inputs' floating dtype.
 """
 import minpy.numpy as mnp
 from .. import special
-from .._util import as_operand, log_prob, named, nan_unless
+from .._util import as_operand, log_prob, named, nan_unless, make_rvs
 
-__all__ = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf"]
+__all__ = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "rvs"]
 
 
 def _prepare(x, a, b, loc, scale):
@@ -102,3 +102,6 @@ def logsf(x, a, b, loc=0.0, scale=1.0):
     See also scipy.stats.beta.logsf.
     """
     return log_prob(sf(x, a, b, loc, scale))
+
+
+rvs = make_rvs("beta")

@@ -12,9 +12,9 @@ import numpy
 
 import minpy.numpy as mnp
 from .. import special
-from .._util import as_operand, host_value, jit_tracing, named
+from .._util import as_operand, host_value, jit_tracing, named, make_rvs
 
-__all__ = ["pdf", "logpdf", "entropy"]
+__all__ = ["pdf", "logpdf", "entropy", "rvs"]
 
 
 def _alpha(alpha, check=True):
@@ -106,3 +106,6 @@ def entropy(alpha):
     k = alpha.shape[0]
     return _log_norm(alpha) + (a0 - k) * special.digamma(a0) - \
         mnp.sum((alpha - 1.0) * special.digamma(alpha))
+
+
+rvs = make_rvs("dirichlet")

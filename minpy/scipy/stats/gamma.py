@@ -9,9 +9,9 @@ inputs' floating dtype.
 """
 import minpy.numpy as mnp
 from .. import special
-from .._util import as_operand, log_prob, named, nan_unless
+from .._util import as_operand, log_prob, named, nan_unless, make_rvs
 
-__all__ = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf"]
+__all__ = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "rvs"]
 
 
 def _prepare(x, a, loc, scale):
@@ -106,3 +106,6 @@ def logsf(x, a, loc=0.0, scale=1.0):
     See also scipy.stats.gamma.logsf.
     """
     return log_prob(sf(x, a, loc, scale))
+
+
+rvs = make_rvs("gamma")

@@ -23,9 +23,9 @@ import numpy
 import minpy.numpy as mnp
 from ...core.autograd import stop_gradient
 from .. import linalg as _linalg
-from .._util import as_operand, host_value, jit_tracing, named
+from .._util import as_operand, host_value, jit_tracing, named, make_rvs
 
-__all__ = ["logpdf", "pdf", "entropy"]
+__all__ = ["logpdf", "pdf", "entropy", "rvs"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -181,3 +181,6 @@ def entropy(mean=None, cov=1, allow_singular=True):
     _, _, cov = _parameters(mean, cov)
     f = _Factor("entropy", cov, allow_singular)
     return 0.5 * (f.rank * (_LOG_2PI + 1.0) + f.log_det)
+
+
+rvs = make_rvs("multivariate_normal")

@@ -10,9 +10,9 @@ import math
 
 import minpy.numpy as mnp
 from .. import special
-from .._util import as_operand, named, nan_unless
+from .._util import as_operand, named, nan_unless, make_rvs
 
-__all__ = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "entropy"]
+__all__ = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "entropy", "rvs"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -157,3 +157,6 @@ def entropy(loc=0.0, scale=1.0):
     """
     loc, scale = as_operand(loc), as_operand(scale)
     return nan_unless(0.5 + _LOG_SQRT_2PI + mnp.log(scale) + 0.0 * loc, scale > 0)
+
+
+rvs = make_rvs("norm")

@@ -8,9 +8,9 @@ import minpy.numpy as mnp
 from ...core.array import Array
 from ...core.autograd import stop_gradient
 from .. import special
-from .._util import as_operand, log_prob, named, nan_unless
+from .._util import as_operand, log_prob, named, nan_unless, make_rvs
 
-__all__ = ["pmf", "logpmf", "cdf", "logcdf", "sf", "logsf"]
+__all__ = ["pmf", "logpmf", "cdf", "logcdf", "sf", "logsf", "rvs"]
 
 
 def _prepare(k, mu, loc):
@@ -112,3 +112,6 @@ def logsf(k, mu, loc=0):
     See also scipy.stats.poisson.logsf.
     """
     return log_prob(sf(k, mu, loc))
+
+
+rvs = make_rvs("poisson")

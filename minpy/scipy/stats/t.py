@@ -9,9 +9,9 @@ give NaN, as SciPy.
 """
 import minpy.numpy as mnp
 from .. import special
-from .._util import as_operand, log_prob, named, nan_unless
+from .._util import as_operand, log_prob, named, nan_unless, make_rvs
 
-__all__ = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+__all__ = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "rvs"]
 
 
 def _prepare(x, df, loc, scale):
@@ -116,3 +116,6 @@ def ppf(q, df, loc=0.0, scale=1.0):
     """
     q, df, loc, scale = (as_operand(v) for v in (q, df, loc, scale))
     return nan_unless(loc + scale * special.stdtrit(df, q), (df > 0) & (scale > 0))
+
+
+rvs = make_rvs("t")

@@ -1,24 +1,10 @@
-"""Testing helpers for minpy and for users who test their own differentiable code.
-
-- :func:`check_grads` compares minpy's reverse-mode gradients with central
-  finite differences along random directions, to first and higher order.
-- :func:`assert_allclose` compares a minpy (or NumPy) result with NumPy's.
-- hypothesis strategies: :func:`shapes`, :func:`arrays`, :func:`broadcastable_shapes`.
-"""
+"""``check_grads``: minpy's reverse-mode gradients against central finite differences."""
 import numpy
 
-from . import numpy as mnp
-from .core.array import Array
-from .core import autograd
-
-__all__ = ["check_grads", "assert_allclose", "shapes", "arrays", "broadcastable_shapes",
-           "float_dtypes"]
-
-
-def _host(x):
-    if isinstance(x, Array):
-        return x.asnumpy()
-    return numpy.asarray(x)
+from .. import numpy as mnp
+from ..core.array import Array
+from ..core import autograd
+from ._asserts import _host
 
 
 def _vdot_real(a, b):
@@ -102,45 +88,3 @@ def check_grads(f, *args, order=2, argnums=None, eps=1e-6, rtol=1e-4, atol=1e-6,
             grad_dot_w.__name__ = f"grad({name})"
             check_grads(grad_dot_w, *args, order=order - 1, argnums=[argnum], eps=eps,
                         rtol=rtol, atol=atol, seed=seed + 1)
-
-
-def assert_allclose(actual, desired, rtol=None, atol=None, check_dtype=True):
-    """Assert a minpy result equals NumPy's: values (tolerance by dtype), shape, dtype."""
-    a, d = _host(actual), numpy.asarray(desired)
-    if check_dtype:
-        assert a.dtype == d.dtype, f"dtype {a.dtype} != {d.dtype}"
-    assert a.shape == d.shape, f"shape {a.shape} != {d.shape}"
-    if rtol is None:
-        rtol = {numpy.dtype(numpy.float16): 1e-2, numpy.dtype(numpy.float32): 1e-5,
-                numpy.dtype(numpy.complex64): 1e-5}.get(d.dtype, 1e-7 if d.dtype.kind in "fc" else 0)
-    numpy.testing.assert_allclose(a, d, rtol=rtol, atol=atol or 0, equal_nan=True)
-
-
-# ------------------------------------------------------------ hypothesis strategies
-float_dtypes = (numpy.float32, numpy.float64)
-
-
-def shapes(min_dims=0, max_dims=4, min_side=1, max_side=5):
-    """Hypothesis strategy of array shapes."""
-    from hypothesis.extra import numpy as hnp
-    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
-                            max_side=max_side)
-
-
-def arrays(dtype=numpy.float64, shape=None, elements=None, minpy=True):
-    """Hypothesis strategy of arrays (minpy Arrays unless ``minpy=False``)."""
-    from hypothesis import strategies as st
-    from hypothesis.extra import numpy as hnp
-    if shape is None:
-        shape = shapes()
-    if elements is None and numpy.dtype(dtype).kind == "f":
-        elements = st.floats(-10, 10, allow_nan=False, width=numpy.dtype(dtype).itemsize * 8)
-    strat = hnp.arrays(dtype, shape, elements=elements)
-    return strat.map(mnp.array) if minpy else strat
-
-
-def broadcastable_shapes(num_shapes=2, max_dims=4, max_side=5):
-    """Hypothesis strategy of tuples of mutually broadcastable shapes."""
-    from hypothesis.extra import numpy as hnp
-    return hnp.mutually_broadcastable_shapes(num_shapes=num_shapes, max_dims=max_dims,
-                                             max_side=max_side).map(lambda r: r.input_shapes)
