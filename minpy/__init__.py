@@ -26,9 +26,8 @@ from .numpy import gradients as _gradients   # noqa: F401  (the VJP rule tables)
 from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, executors)
 from .jit.api import jit, JitTraceError   # noqa: F401
 from . import core   # noqa: F401
-from . import kvstore   # noqa: F401  (MXNet's KVStore)
-from . import misc   # noqa: F401  (autograd's misc: flatten, optimizers)
-from . import datasets   # noqa: F401  (bundled data: load_digits; NumPy only)
+# minpy.kvstore (MXNet's KVStore), minpy.misc (autograd's flatten, optimizers) and
+# minpy.datasets (bundled data) are imported on first use: see __getattr__ below.
 # MXNet's paths: mx.module (minpy.mod stays NumPy's mod), mx.metric, mx.callback,
 # mx.initializer / mx.init, mx.model (checkpoints), mx.nd.load/save (.params files)
 from .mxnet import module, metric, callback, initializer   # noqa: F401
@@ -44,3 +43,34 @@ from .compat import set_global_policy, get_global_policy, wrap_policy   # noqa: 
 __version__ = "0.4.0"   # pyproject.toml reads it (one source of truth)
 
 dispatch.detect_cupy()
+
+# Subpackages imported on first attribute access (PEP 562), not by ``import minpy``:
+# every script pays for what ``import minpy`` loads (issue 27: import time).
+# ``import minpy.kvstore`` keeps working: the import system finds the subpackage.
+_LAZY_SUBPACKAGES = ("datasets", "kvstore", "misc", "testing")
+
+
+def __getattr__(name):
+    """``minpy.<name>`` for a subpackage imported on first use (``kvstore``, ``misc``,
+    ``datasets``, ``testing``); importing it binds the attribute, so this runs once per name.
+
+    Raises AttributeError (as any module does) for any other missing name.
+    """
+    # ``import minpy.X`` rather than ``from . import X``: the latter asks hasattr(minpy, X)
+    # first, which would call this function again.
+    if name == "kvstore":
+        import minpy.kvstore
+    elif name == "misc":
+        import minpy.misc
+    elif name == "datasets":
+        import minpy.datasets
+    elif name == "testing":        # as numpy.testing: loaded on first use
+        import minpy.testing
+    else:
+        raise AttributeError(f"module 'minpy' has no attribute {name!r}")
+    return globals()[name]
+
+
+def __dir__():
+    """minpy's names, including the subpackages imported on first use."""
+    return sorted(set(globals()) | set(_LAZY_SUBPACKAGES))

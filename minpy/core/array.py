@@ -312,20 +312,35 @@ class Array(ArrayHolder):
         return self._data.__dlpack_device__()
 
     # -------------------------------------------------------- protocols
+    # A host array prints exactly as NumPy's (its repr, str and format, under NumPy's
+    # print options); a scalar result as NumPy's scalar (``np.float64(3.0)``). A device
+    # array adds its device, spelt as the ``device=`` argument that recreates it:
+    # ``array([0, 1, 4], device=gpu(0))``.
     def __repr__(self):
         if _process.tracers and _traced_value(self):
             return f"Array(<traced by minpy.jit>, shape={self.shape}, dtype={self.dtype})"
-        wait(self)
-        text = repr(self.asnumpy())
-        return text[:-1] + f", ctx={self.context})"
+        text = repr(self._printable())
+        d = self._data
+        if type(d) is _ndarray:
+            return text
+        # NumPy's reprs end in ")"; only a scalar under legacy print options is bare
+        ctx = context_of(d)
+        return f"{text[:-1]}, device={ctx})" if text[-1:] == ")" else f"{text} (device={ctx})"
 
     def __str__(self):
         if _process.tracers and _traced_value(self):
             return repr(self)
-        return str(self.asnumpy())
+        return str(self._printable())
 
     def __format__(self, spec):
-        return format(self.asnumpy(), spec)
+        if not spec and _process.tracers and _traced_value(self):
+            return repr(self)
+        return format(self._printable(), spec)
+
+    def _printable(self):
+        """The host NumPy value that prints as this array: a NumPy scalar for a scalar."""
+        d = self.asnumpy()
+        return d[()] if self._scalar else d
 
     def __reduce__(self):
         return (_rebuild, (self.asnumpy(), self.context))

@@ -19,7 +19,6 @@ unset, empty or ``auto``: use a GPU when one works; ``cpu``: stay on the CPU
 without looking (CuPy is not even imported); ``gpu``: a GPU is required, and
 ``import minpy`` raises the reason when none works.
 """
-import importlib.metadata
 import importlib.util
 import os
 import warnings
@@ -57,6 +56,9 @@ def _mode():
 
 
 def _wheel(name):
+    # importlib.metadata (email, csv, zipfile ...) costs ~10 ms that ``import minpy``
+    # need not pay: only the GPU-problem message asks for a wheel's version (issue 27).
+    import importlib.metadata
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:

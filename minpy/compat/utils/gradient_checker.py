@@ -3,7 +3,6 @@ import math
 
 import numpy
 
-from ...testing import check_grads
 from ..core import minpy_to_numpy
 
 __all__ = ["quick_grad_check"]
@@ -23,6 +22,8 @@ def quick_grad_check(fun, arg0, extra_args=(), kwargs=None, verbose=True, eps=1e
 
     See also minpy.testing.check_grads (which raises instead).
     """
+    # minpy.testing imports numpy.testing (and unittest): not at ``import minpy`` (issue 27)
+    from ...testing import check_grads
     kwargs = kwargs or {}
     seed = int(rs.randint(2 ** 31 - 1)) if rs is not None else None
     size = max(int(numpy.size(minpy_to_numpy(arg0))), 1)
