@@ -40,6 +40,10 @@ def cases(n):
         ("x[x > 0.5] (mask)", lambda: xn[xn > 0.5], lambda: xm[xm > 0.5]),
         ("x += 1 (in place)", lambda: numpy.add(xn, 1, out=xn), lambda: xm.__iadd__(1)),
         ("s = x.sum(); s += 1 (scalar)", lambda: xn.sum() + 1, lambda: _scalar_add(xm)),
+        ("x.sum()", lambda: xn.sum(), lambda: xm.sum()),
+        ("x[i] (element)", lambda: xn[2], lambda: xm[2]),
+        (f"s += x[i] for i < {min(n, 100)} (Python loop)", lambda: _loop(xn, min(n, 100)),
+         lambda: _loop(xm, min(n, 100))),
         ("grad sum(x*y+1) (tape)", lambda: _grad_np(xn, yn), lambda: _grad_mp(xm, ym)),
     ]
 
@@ -47,6 +51,13 @@ def cases(n):
 def _scalar_add(x):
     s = x.sum()
     s += 1
+    return s
+
+
+def _loop(x, m):
+    s = 0
+    for i in range(m):
+        s += x[i]
     return s
 
 

@@ -5,9 +5,17 @@ and policies from :mod:`minpy.dispatch`; autograd from :mod:`minpy.core`. This
 module only imports: it sets no names in other modules. MinPy's and MXNet's
 module paths (``minpy.context``, ``minpy.array``, ``minpy.metric`` ...) are the
 real modules, listed in :mod:`minpy.compat`.
+
+``import minpy`` loads the NumPy namespace and autograd; the rest (``minpy.jit``,
+``minpy.symbol``, ``nn``, ``mxnet``, ``kvstore``, ``random``, NumPy's ``ma`` ...)
+is imported on first use (issue 27: every script pays for what ``import minpy``
+loads): see :func:`__getattr__`.
 """
+import sys as _sys
+import types as _types
+
 from .numpy import *                      # noqa: F401,F403
-from .numpy import linalg, fft, random, from_dlpack   # noqa: F401
+from .numpy import linalg, fft, from_dlpack   # noqa: F401
 from .numpy import __array_namespace_info__, __array_api_version__   # noqa: F401
 from .core.array import Array
 from .dispatch import (Context, cpu, gpu, current_context, num_gpus, set_policy,   # noqa: F401
@@ -22,18 +30,9 @@ from .core.differentials import (elementwise_grad, make_vjp, make_jvp, hessian, 
 from .core.autograd_extra import (vspace, deriv, make_hvp, make_ggnvp,   # noqa: F401
                                   tensor_jacobian_product, vector_jacobian_product, grad_and_aux)
 from .core.async_work import set_async, async_mode, is_async, waitall   # noqa: F401
-from .numpy import gradients as _gradients   # noqa: F401  (the VJP rule tables)
-from . import symbol as sym, symbol   # noqa: F401  (MXNet-style symbols, executors)
-from .jit.api import jit, JitTraceError   # noqa: F401
+from .core.trace import JitTraceError   # noqa: F401  (minpy.jit: on first use, below)
+from .numpy import gradients as _gradients   # noqa: F401  (the VJP rule tables: on first use)
 from . import core   # noqa: F401
-# minpy.kvstore (MXNet's KVStore), minpy.misc (autograd's flatten, optimizers) and
-# minpy.datasets (bundled data) are imported on first use: see __getattr__ below.
-# MXNet's paths: mx.module (minpy.mod stays NumPy's mod), mx.metric, mx.callback,
-# mx.initializer / mx.init, mx.model (checkpoints), mx.nd.load/save (.params files)
-from .mxnet import module, metric, callback, initializer   # noqa: F401
-from .mxnet import initializer as init   # noqa: F401
-from .nn import checkpoint as model   # noqa: F401
-from .symbol.format import params as nd   # noqa: F401
 # MinPy's: minpy.array (a module that is also NumPy's array function, bound after
 # ``from .numpy import *``), minpy.context ..., and its policy names
 from . import compat
@@ -44,15 +43,22 @@ __version__ = "0.4.0"   # pyproject.toml reads it (one source of truth)
 
 dispatch.detect_cupy()
 
-# Subpackages imported on first attribute access (PEP 562), not by ``import minpy``:
-# every script pays for what ``import minpy`` loads (issue 27: import time).
-# ``import minpy.kvstore`` keeps working: the import system finds the subpackage.
-_LAZY_SUBPACKAGES = ("datasets", "kvstore", "misc", "testing")
+# Imported on first attribute access (PEP 562), not by ``import minpy``: the subpackages
+# below, and MXNet's and NumPy's module paths (minpy.compat.ALIASES: mx.module,
+# mx.metric, mx.callback, mx.initializer / mx.init, mx.model (checkpoints), mx.nd.load/
+# save (.params files); minpy.random, minpy.ma, minpy.lib ...). ``import minpy.kvstore``
+# and ``import minpy.metric`` keep working: the import system finds the module.
+_LAZY_SUBPACKAGES = ("datasets", "kvstore", "misc", "testing", "symbol", "nn", "mxnet")
+_LAZY_ALIASES = tuple(path.split(".", 1)[1] for path in compat.ALIASES
+                      if path.count(".") == 1 and path.split(".", 1)[1] not in globals())
 
 
 def __getattr__(name):
-    """``minpy.<name>`` for a subpackage imported on first use (``kvstore``, ``misc``,
-    ``datasets``, ``testing``); importing it binds the attribute, so this runs once per name.
+    """``minpy.<name>`` for a name imported on first use: ``jit`` (the function), a
+    subpackage (``symbol``/``sym``, ``nn``, ``mxnet``, ``kvstore``, ``misc``, ``datasets``,
+    ``testing``) or an old module path of :data:`minpy.compat.ALIASES` (``metric``,
+    ``module``, ``init`` ..., ``random``, ``ma``, ``lib`` ...); importing it binds the
+    attribute, so this runs once per name.
 
     Raises AttributeError (as any module does) for any other missing name.
     """
@@ -66,11 +72,43 @@ def __getattr__(name):
         import minpy.datasets
     elif name == "testing":        # as numpy.testing: loaded on first use
         import minpy.testing
+    elif name == "jit":
+        from minpy.jit.api import jit
+        globals()["jit"] = jit
+    elif name in ("symbol", "sym"):
+        import minpy.symbol
+        globals()["sym"] = minpy.symbol
+    elif name == "nn":
+        import minpy.nn
+    elif name == "mxnet":
+        import minpy.mxnet
+    elif name == "init":           # mx.init: mx.initializer
+        globals()["init"] = compat.import_alias("minpy.initializer")
+    elif name in _LAZY_ALIASES:
+        compat.import_alias("minpy." + name)
     else:
         raise AttributeError(f"module 'minpy' has no attribute {name!r}")
     return globals()[name]
 
 
 def __dir__():
-    """minpy's names, including the subpackages imported on first use."""
-    return sorted(set(globals()) | set(_LAZY_SUBPACKAGES))
+    """minpy's names, including the modules imported on first use."""
+    return sorted(set(globals()) | set(_LAZY_SUBPACKAGES) | set(_LAZY_ALIASES)
+                  | {"sym", "init", "jit"})
+
+
+class _Minpy(_types.ModuleType):
+    """The type of the ``minpy`` module: ``minpy.jit`` stays the function ``minpy.jit.jit``.
+
+    The import system binds a subpackage on its parent when it first loads it; the
+    package ``minpy.jit`` is loaded on first use (by ``minpy.jit`` itself, or by
+    ``minpy.nn`` ... importing it), so that binding is turned into its function here.
+    """
+
+    def __setattr__(self, name, value):
+        if name == "jit" and isinstance(value, _types.ModuleType) and hasattr(value, "jit"):
+            value = value.jit
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Minpy

@@ -179,6 +179,7 @@ def _snapshot(res):
     if t is minpy.Array:
         out = object.__new__(_Snap)
         out.data = res.asnumpy().copy()
+        out.device = res.context.device_type != "cpu"
         return out
     if isinstance(res, (tuple, list)):
         items = [_snapshot(r) for r in res]
@@ -187,8 +188,8 @@ def _snapshot(res):
 
 
 class _Snap:
-    """A minpy Array result, held as a host copy."""
-    __slots__ = ("data",)
+    """A minpy Array result, held as a host copy (``device``: it lived on a GPU)."""
+    __slots__ = ("data", "device")
 
 
 def _run(fn, xp, mode, args, kwargs):
@@ -219,12 +220,18 @@ def _values_equal(got, exp, rtol, atol, where):
 def assert_matches(got, exp, *, rtol=None, atol=None, where="result"):
     """``got`` (minpy result, possibly snapshotted) matches NumPy's ``exp``.
 
-    NumPy arrays and NumPy scalars must come back as minpy Arrays (scalars as
-    0-d) with equal dtype, shape and values; tuples/lists recurse; anything else
-    (Python scalars, dtypes, shapes, None) must be equal and of the same type.
+    NumPy arrays must come back as minpy Arrays with equal dtype, shape and values;
+    NumPy scalars as the same NumPy scalars (a host result) or as 0-d minpy Arrays
+    living on a GPU (a device result); tuples/lists recurse; anything else (Python
+    scalars, dtypes, shapes, None) must be equal and of the same type.
     """
     if isinstance(got, minpy.Array):
         got = _snapshot(got)
+    if isinstance(exp, numpy.generic) and not (type(got) is _Snap and got.device):
+        assert type(got) is type(exp), \
+            f"{where}: expected NumPy's scalar {type(exp)}, got {type(got)}"
+        _values_equal(numpy.asarray(got), numpy.asarray(exp), rtol, atol, where)
+        return
     if isinstance(exp, (numpy.ndarray, numpy.generic)):
         assert type(got) is _Snap, f"{where}: expected a minpy.Array, got {type(got)}"
         exp = numpy.asarray(exp)

@@ -20,9 +20,12 @@ A module may import its own package, or a package of a lower layer: two
 packages of one layer are siblings and import neither the other. The modules
 of all layers together must form no circle (function-local imports count); a
 function-local import of a minpy module is allowed only where an optional
-dependency demands it (``ALLOWED_LOCAL``); no ``importlib``/``__import__`` of
-minpy modules. No module sets, deletes or ``setattr``s a name of another minpy
-module it imported (patching), except where ``ALLOWED_PATCHES`` says why.
+dependency or import time demands it (``ALLOWED_LOCAL``); no ``importlib``/``__import__``
+of minpy modules, except the modules named by the tables of ``LAZY_TABLES`` (imported
+on first use by name): each of their names counts as an import by the module holding
+the table, and follows the layers like any other. No module sets, deletes or
+``setattr``s a name of another minpy module it imported (patching), except where
+``ALLOWED_PATCHES`` says why.
 """
 import ast
 import collections
@@ -49,13 +52,35 @@ ALLOWED_LOCAL = {
     ("minpy", "minpy.testing"): "lazy submodule: import time (issue 27)",
     ("minpy.compat.utils.gradient_checker", "minpy.testing"):
         "lazy submodule: import time (issue 27); minpy.testing loads numpy.testing, unittest",
+    ("minpy", "minpy.symbol"): "lazy submodule: import time (issue 27)",
+    ("minpy", "minpy.nn"): "lazy submodule: import time (issue 27)",
+    ("minpy", "minpy.mxnet"): "lazy submodule: import time (issue 27)",
+    ("minpy", "minpy.jit.api"):
+        "minpy.jit on first use: import time (issue 27); minpy.jit loads minpy.symbol",
+    ("minpy.numpy", "minpy.numpy.random"):
+        "minpy.random on first use, as NumPy loads numpy.random: import time (issue 27)",
+    ("minpy.compat.core", "minpy.compat.symbol_function"):
+        "minpy.core.Function on first use: it needs minpy.symbol; import time (issue 27)",
+}
+
+# {module: the name of its table (a dict's values or a tuple) of minpy module names it
+# imports by name on first use}: why
+LAZY_TABLES = {
+    ("minpy.compat", "ALIASES"):
+        "MinPy's and MXNet's old module paths, each the module it names, imported when a "
+        "program first imports the path (a sys.meta_path finder): import time (issue 27)",
+    ("minpy.numpy.gradients", "TABLES"):
+        "the gradient rule tables, loaded the first time a rule is read: import time "
+        "(issue 27)",
 }
 
 # (module, module whose names it sets): why
 ALLOWED_PATCHES = {
     ("minpy.compat", "minpy.core"):
         "minpy.core is also MinPy's public module; its MinPy names (Function, grad with "
-        "MinPy's semantics, converters) need minpy.symbol and minpy.numpy, above core",
+        "MinPy's semantics, converters) need minpy.symbol and minpy.numpy, above core "
+        "(Function and function through a module __getattr__ set there: minpy.symbol "
+        "loads on first use)",
 }
 
 
@@ -123,9 +148,29 @@ def _facts(text):
     return facts
 
 
+def lazy_table(text, table):
+    """[(module name, line)]: the ``minpy...`` strings of the module-level assignment to
+    ``table`` (a dict display's values, or a tuple/list display) in source ``text``."""
+    for node in ast.parse(text).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(getattr(t, "id", None) == table for t in targets):
+            value = node.value
+            items = value.values if isinstance(value, ast.Dict) else getattr(value, "elts", [])
+            return [(v.value, v.lineno) for v in items if isinstance(v, ast.Constant)
+                    and isinstance(v.value, str) and v.value.split(".")[0] == "minpy"]
+    return []
+
+
 def imports_of(sources):
-    """[(importer, imported, line, local, how)] for every import of a minpy module."""
+    """[(importer, imported, line, local, how)] for every import of a minpy module
+    (``how``: "import", "dynamic", or "table" for a name of a ``LAZY_TABLES`` table)."""
     found = []
+    for (module, table) in LAZY_TABLES:
+        if module in sources:
+            for name, line in lazy_table(sources[module][0], table):
+                owner = _owner(name, sources)
+                if owner is not None:
+                    found.append((module, owner, line, False, "table"))
     for module, (text, is_package) in sources.items():
         for fact in _facts(text):
             if fact[0] == "from":
@@ -298,6 +343,20 @@ def test_allowed_local_imports_still_exist():
     assert set(ALLOWED_LOCAL) <= seen
 
 
+def test_lazy_tables_still_exist():
+    sources = read_package()
+    for module, table in LAZY_TABLES:
+        assert lazy_table(sources[module][0], table), (module, table)
+
+
+def test_the_lazy_tables_name_real_modules():
+    # a typo in a table would be an import failing only when a program first uses it
+    sources = read_package()
+    for module, table in LAZY_TABLES:
+        for name, _ in lazy_table(sources[module][0], table):
+            assert name in sources, (module, table, name)
+
+
 def test_allowed_patches_still_exist():
     seen = {(a, b) for a, b, _ in patches_of(read_package())}
     assert set(ALLOWED_PATCHES) <= seen
@@ -333,6 +392,8 @@ def test_allowed_patches_still_exist():
      "minpy.nn.solver (line 2): sets a name of minpy.numpy"),
     ("minpy.compat.core", "from .. import numpy as mnp\ndel mnp.record_op_stat",
      "minpy.compat.core (line 2): sets a name of minpy.numpy"),
+    ("minpy.numpy.gradients", "TABLES = ('minpy.nn.solver',)",
+     "minpy.numpy.gradients (line 1): imports minpy.nn.solver, a higher layer"),
 ])
 def test_the_check_fails_on_a_forbidden_import(module, line, expected):
     sources = read_package()

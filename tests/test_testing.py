@@ -1,5 +1,6 @@
 """minpy.testing: numpy.testing's names on minpy Arrays, the numpy/minpy decorators, the
-array API strategies over minpy, and the docs page (docs/testing.md) running as written."""
+array API strategies over minpy, and the docs page (docs/tutorials/testing.md) running as
+written."""
 import inspect
 import pathlib
 import re
@@ -17,7 +18,7 @@ import minpy.testing as mt
 from minpy.testing import check_grads, numpy_minpy_allclose, numpy_minpy_array_equal
 from _standin import standin_gpu  # noqa: F401  (fixture)
 
-DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs" / "testing.md"
+DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs" / "tutorials" / "testing.md"
 FAST = settings(max_examples=15, derandomize=True, database=None, deadline=None)
 
 
@@ -273,7 +274,7 @@ def test_check_grads_on_a_users_function():
         check_grads(lambda x: x * minpy.stop_gradient(x), minpy.array([0.5, 1.5]), order=1)
 
 
-# ------------------------------------------------------------------ docs/testing.md
+# ---------------------------------------------------------- docs/tutorials/testing.md
 def _blocks():
     return re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.S)
 

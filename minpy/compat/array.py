@@ -7,7 +7,7 @@ creation function, while MinPy programs also ``import minpy.array`` or write
 makes itself callable — its class becomes a ``ModuleType`` subclass whose
 ``__call__`` *is* :func:`minpy.numpy.array` (a staticmethod: no extra frame).
 ``minpy/__init__.py`` binds it as ``minpy.array`` and :mod:`minpy.compat`
-registers it as the module ``minpy.array``, so it is this one object from the
+finds it for ``import minpy.array``, so it is this one object from the
 start, whatever a program imports and in which order: ``np.array(obj,
 dtype=...)`` creates, ``np.array.Array`` is the class. Only its type is
 changed, which Python supports for modules. ``inspect.signature(minpy.array)``

@@ -11,7 +11,8 @@ Each name is a thin layer over minpy's own API, with MinPy's behaviour:
   :func:`convert_args`, :func:`return_numpy`;
 - :class:`Function`: a symbol as a big operator (:class:`minpy.symbol.Function`),
   taking MinPy's call (extra keyword arguments ignored) and ``get_params``;
-  :func:`function` is :func:`minpy.symbol.function`.
+  :func:`function` is :func:`minpy.symbol.function`. Both are defined in
+  :mod:`.symbol_function` and imported on first use (they need ``minpy.symbol``).
 
 These names are also ``minpy.core``'s: see :mod:`minpy.compat` for why they are
 bound there rather than defined in core.
@@ -23,7 +24,6 @@ import numpy
 from .. import numpy as mnp
 from ..core import autograd, tree
 from ..core.array import Array, new
-from ..symbol.function import Function as _SymbolFunction, function
 
 __all__ = ["grad_and_loss", "grad", "numpy_to_minpy", "minpy_to_numpy", "convert_args",
            "return_numpy", "Function", "function"]
@@ -236,29 +236,14 @@ def return_numpy(func):
 
 
 # ---------------------------------------------------------------- big operators
-class Function(_SymbolFunction):
-    """MinPy's ``minpy.core.Function``: :class:`minpy.symbol.Function` with MinPy's calls.
+def __getattr__(name):
+    """``Function`` and ``function`` (:mod:`.symbol_function`), imported on first use:
+    they need :mod:`minpy.symbol`, which ``import minpy`` does not load (issue 27).
 
-    - A call ignores keyword arguments the symbol does not take: MinPy
-      programs pass the whole ``model.params`` (``self.conv(X=X, **self.params)``).
-    - ``get_params()`` returns MinPy's parameter configs ``{name: {'shape': shape}}``
-      for ``ModelBase.add_params``; ``get_param_arrays`` gives initialised arrays
-      (``minpy.symbol.Function.get_params``).
+    Raises AttributeError (as any module does) for any other missing name.
     """
-
-    def __call__(self, *args, is_train=None, **inputs):
-        known = self._known_names
-        return super().__call__(*args, is_train=is_train,
-                                **{k: v for k, v in inputs.items() if k in known})
-
-    @functools.cached_property
-    def _known_names(self):
-        return frozenset(self.arg_names) | frozenset(self.aux_names)
-
-    def get_params(self):
-        """MinPy's form: ``{name: {'shape': shape}}`` for each parameter."""
-        return {name: {"shape": tuple(shape)} for name, shape in self.param_shapes.items()}
-
-    def get_param_arrays(self, init="xavier", seed=None, dtype=None):
-        """Initialised parameter Arrays (see minpy.symbol.Function.get_params)."""
-        return super().get_params(init=init, seed=seed, dtype=dtype)
+    if name in ("Function", "function"):
+        from .symbol_function import Function, function
+        globals().update(Function=Function, function=function)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,3 +22,4 @@ from .autograd import (value_and_grad, jacobian, hessian_vector_product,
 from .custom_ops import customop
 from .differentials import (elementwise_grad, make_vjp, make_jvp, hessian, grad_named,
                             holomorphic_grad)
+from .rule_table import primitive_vjps   # autograd.core.primitive_vjps

@@ -24,8 +24,9 @@ from .recorder import check_read as _check_trace_read, traced_value as _traced_v
 from ..dispatch import state
 from ..dispatch.context import Context, context_named
 from ..dispatch.transfer import ArrayHolder, context_of, data_on, move_raw
+from .subclass import ArrayMeta   # user subclasses of minpy.ndarray (core/subclass.py)
 
-__all__ = ["Array", "new", "new_scalar", "wrap", "unwrap_cpu", "wait", "host_operands",
+__all__ = ["Array", "new", "new_scalar", "wrap", "kept", "unwrap_cpu", "wait", "host_operands",
            "arrays_in", "is_traced"]
 
 _ndarray = numpy.ndarray
@@ -34,7 +35,7 @@ _asarray = numpy.asarray
 _CPU0 = Context("cpu", 0)
 
 
-class Array(ArrayHolder):
+class Array(ArrayHolder, metaclass=ArrayMeta):
     """An n-dimensional array on a device, behaving like ``numpy.ndarray``.
 
     Create arrays with ``minpy.array``, ``minpy.zeros`` and the other creation
@@ -249,6 +250,15 @@ class Array(ArrayHolder):
             _refuse_traced(self, "operator.index()")
         return operator.index(self._host_scalar())
 
+    def __round__(self, ndigits=None):
+        # a scalar Array (a device result) rounds as NumPy's scalar: round(s) an int,
+        # round(s, 1) a NumPy scalar; arrays as numpy.ndarray.__round__
+        if self._node is not None:
+            _refuse_traced(self, "round()")
+        d = self._host_scalar()
+        v = d[()] if d.ndim == 0 else d
+        return round(v) if ndigits is None else round(v, ndigits)
+
     def _host_scalar(self):
         if _process.tracers:
             _check_trace_read(self)
@@ -368,6 +378,7 @@ class Array(ArrayHolder):
 
 _new = object.__new__
 _process = state.process
+_per_thread = state.per_thread
 
 
 def new(data):
@@ -418,12 +429,18 @@ _SCALAR_CLASSES = {"f": RealScalar, "i": IntegralScalar, "u": IntegralScalar,
 
 
 def wrap(res):
-    """Wrap backend arrays inside ``res`` (array, tuple, namedtuple, list) as Arrays."""
+    """Wrap backend arrays inside ``res`` (array, tuple, namedtuple, list) as Arrays.
+
+    A NumPy scalar stays what it is: this is the result of a call that nothing
+    differentiates or traces, on host data, where NumPy's own scalar (``numpy.float64``
+    subclasses ``float``) is the right answer. Results a tape or ``minpy.jit`` must see
+    go through :func:`kept` as well; while minpy's own code computes on scalar Arrays
+    (a backward pass: ``thread_flags().keep_scalars``), they stay Arrays too."""
     t = type(res)
     if t is _ndarray:
         return new(res)
-    if isinstance(res, _generic):        # NumPy scalar -> a scalar result
-        return new_scalar(_asarray(res))
+    if isinstance(res, _generic):
+        return new_scalar(_asarray(res)) if _per_thread.flags.keep_scalars else res
     if t is tuple or t is list:
         return t(wrap(r) for r in res)
     if isinstance(res, tuple):           # namedtuple results (linalg.eig, ...)
@@ -431,6 +448,21 @@ def wrap(res):
     g = state.process.gpu
     if g is not None and g.owns(res):
         return new(res)
+    return res
+
+
+def kept(res):
+    """``res`` (a call's wrapped result) with the NumPy scalars in it as scalar Arrays
+    (immutable, printing as NumPy's scalars): the results a gradient tape or
+    ``minpy.jit``'s tracer records, and those of calls on a device, must stay Arrays
+    to be followed."""
+    if isinstance(res, _generic):
+        return new_scalar(_asarray(res))
+    t = type(res)
+    if t is tuple or t is list:
+        return t(kept(r) for r in res)
+    if t is not Array and isinstance(res, tuple):
+        return t._make(kept(r) for r in res)
     return res
 
 

@@ -18,7 +18,7 @@ import numpy
 from ..dispatch import state
 from ..dispatch.context import current_context
 from ..dispatch.transfer import context_of, move_raw
-from .array import Array, new
+from .array import Array, kept, new
 from .execute import run
 from .ops import BROADCAST_TO, ONES_LIKE, REAL, RESHAPE, STACK, SUM, ZEROS_LIKE, apply
 from .primitive import PRIMITIVES, Primitive
@@ -176,7 +176,8 @@ def _add(a, b):
         return b
     if b is None:
         return a
-    return a + b
+    r = a + b
+    return r if type(r) is Array else kept(r)     # two scalar gradients: still an Array
 
 
 def _zeros_like(v):
@@ -191,6 +192,15 @@ def backward(tape, out_ref, g):
     (recording order is a topological order), skipping nodes no gradient
     reached. Returns {leaf Node: gradient}.
     """
+    flags = _per_thread.flags
+    flags.keep_scalars += 1         # the rules compute on Arrays, scalar ones included
+    try:
+        return _walk(tape, out_ref, g)
+    finally:
+        flags.keep_scalars -= 1
+
+
+def _walk(tape, out_ref, g):
     grads = {}
     if type(out_ref) is list:       # several outputs (make_vjp of a tuple): one seed each
         for r, gr in zip(out_ref, g):
@@ -237,9 +247,11 @@ def backward(tape, out_ref, g):
                     pg = rule(node.value, *node.args, **kwargs)(gn) if kwargs else \
                         rule(node.value, *node.args)(gn)
             if pg is not None:
+                if type(pg) is not Array:      # a NumPy scalar the rule computed
+                    pg = kept(pg)
                 if type(parent) is Node:
                     old = grads.get(parent)
-                    grads[parent] = pg if old is None else old + pg
+                    grads[parent] = pg if old is None else _add(old, pg)
                 else:
                     _accumulate(grads, parent, pg)
     return grads      # what is left: the leaves
@@ -247,6 +259,7 @@ def backward(tape, out_ref, g):
 
 _EMPTY = {}
 _process = state.process
+_per_thread = state.per_thread
 
 
 def _traced_custom_vjp(node, rule, g):
@@ -283,6 +296,10 @@ def _as_array(x, who):
     then given back as a Python number). Bool and integer arrays are refused (as JAX
     and autograd): a gradient needs a real or complex input; Python ints count as
     floats (their value is exact)."""
+    if isinstance(x, numpy.ndarray) and type(x) is not numpy.ndarray:
+        raise TypeError(f"{who}: cannot differentiate with respect to a {type(x).__name__}: "
+                        "an ndarray subclass (of numpy.ndarray or minpy.ndarray) is host NumPy "
+                        "data, a constant to the tape; pass minpy.asarray(x)")
     if type(x) is Array or isinstance(x, numpy.ndarray):
         kind = (x._data if type(x) is Array else x).dtype.kind
         if kind != "f" and kind != "c":

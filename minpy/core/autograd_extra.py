@@ -1,5 +1,6 @@
 """The rest of autograd's public API: ``vspace``, ``deriv``, ``make_hvp``,
-``make_ggnvp``, ``tensor_jacobian_product``, ``grad_and_aux``.
+``make_ggnvp``, ``tensor_jacobian_product``, ``grad_and_aux``, and ``primitive_vjps``
+(autograd's rule table, a view of minpy's: :mod:`minpy.core.rule_table`).
 
 Each follows autograd (1.6/1.7) in signature and result, built on
 :mod:`minpy.core.differentials` and the tape; results are minpy Arrays.
@@ -16,10 +17,11 @@ from .autograd import (_check_output_dtype, _name, _norm_argnum, _on_current_con
                        _trace, _unboxed, _vdot_real, grad, jacobian)
 from .differentials import _out_tree, _vjp_pass, elementwise_grad, make_jvp, make_vjp
 from .ops import ONES_LIKE, apply
+from .rule_table import VJPRules, primitive_vjps
 
 __all__ = ["vspace", "VSpace", "ArrayVSpace", "ComplexArrayVSpace", "ContainerVSpace", "deriv",
            "make_hvp", "make_ggnvp", "tensor_jacobian_product", "vector_jacobian_product",
-           "grad_and_aux"]
+           "grad_and_aux", "primitive_vjps", "VJPRules"]
 
 
 # ---------------------------------------------------------------- vector spaces

@@ -13,7 +13,7 @@ import numbers
 import numpy
 
 from ..dispatch import state
-from .array import Array, new, wrap
+from .array import Array, kept, new, wrap
 from .autograd import _copy_rules, _describe
 from .call import call
 from .primitive import Primitive
@@ -33,7 +33,7 @@ def _host_result(r):
         return t._make(_host_result(e) for e in r)
     if t is float or t is complex:
         return new(numpy.asarray(r))
-    return wrap(r)      # ndarray, NumPy scalar, a GPU backend's array; else as is
+    return kept(wrap(r))    # ndarray, NumPy scalar, a GPU backend's array; else as is
 
 
 def _accepting_host(fn):

@@ -21,7 +21,7 @@ from ..dispatch.backend import NUMPY, backend_for
 from ..dispatch.context import Context, current_context, cpu, explicit_context
 from ..dispatch.transfer import context_of, disown, move_operands, move_raw
 from . import gpu_route, tree
-from .array import Array, new, unwrap_cpu, wrap
+from .array import Array, kept, new, unwrap_cpu, wrap
 from .primitive import COMPUTE, CREATE, SELF
 from .recorder import OpaquePrimitive
 
@@ -54,14 +54,15 @@ def run_traced(tracer, prim, args, kwargs):
     record it: an :class:`~minpy.core.recorder.OpaquePrimitive` as one opaque step; a
     custom op's body through the calls it makes, or as one opaque step if it computes
     on buffers (``Tracer.checked``); any other call as one step."""
+    # a NumPy scalar result is a scalar Array here: the tracer must follow it
     if isinstance(prim, OpaquePrimitive):
         mark = len(tracer.steps)
-        res = run_untraced(prim, args, kwargs)
+        res = kept(run_untraced(prim, args, kwargs))
         tracer.record_opaque(prim, args, kwargs, res, mark)
         return res
     if prim.custom is not None:
-        return tracer.checked(prim.qualname, prim.custom, args, kwargs)
-    res = run_untraced(prim, args, kwargs)
+        return kept(tracer.checked(prim.qualname, prim.custom, args, kwargs))
+    res = kept(run_untraced(prim, args, kwargs))
     tracer.record(prim, args, kwargs, res)
     return res
 
@@ -172,7 +173,8 @@ def _run_on_host(prim, args, kwargs, ctx, backend, reason):
         mutated(arr)
     if out is not None:
         return _finish_out(out, res)
-    return _placed(_result(prim, args0, kwargs0, res), ctx)
+    # NumPy's scalars stay scalar Arrays, placed on the device with the other results
+    return _placed(kept(_result(prim, args0, kwargs0, res)), ctx)
 
 
 # ------------------------------------------------------------ where a call runs

@@ -22,6 +22,7 @@ __all__ = ["astype", "copy", "view"]
 _process = state.process
 _per_thread = state.per_thread
 _ndarray = numpy.ndarray
+_generic = numpy.generic
 _new = object.__new__
 
 _astype = make_function("ndarray.astype", None, name="astype", prim=ASTYPE)
@@ -43,6 +44,8 @@ def _getitem(self, key):
             a._node = a._copies = a._var = None
             a._scalar = False
             return a
+        if isinstance(r, _generic) and not _per_thread.flags.keep_scalars:
+            return r                     # an element: NumPy's own scalar, as NumPy
         return wrap(r)
     tape = _per_thread.flags.one_tape
     if tape is not None:

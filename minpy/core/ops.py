@@ -16,6 +16,7 @@ import numpy
 from . import tape
 from .array import Array, new
 from .primitive import COMPUTE, SELF, Primitive, register
+from .subclass import check_view_type, host_view_type
 from ..dispatch import state
 
 __all__ = ["DECLARED", "apply", "unbroadcast", "broadcast_grad", "broadcast_host",
@@ -115,8 +116,30 @@ ASTYPE = register(Primitive("ndarray.astype", None, placement=SELF,
                             forward=lambda xp, x, dtype, **kw: x.astype(dtype, **kw)))
 COPY = register(Primitive("ndarray.copy", None, placement=SELF,
                           forward=lambda xp, x, order="C": x.copy(order=order)))
-VIEW = register(Primitive("ndarray.view", None, placement=SELF,
-                          forward=lambda xp, x, *a, **k: x.view(*a, **k)))
+
+
+def _view_forward(xp, x, *a, **k):
+    """``x.view(...)``; ``minpy.ndarray`` as the type means the backend's own array type,
+    a user's subclass of it (a host NumPy subclass, see core/subclass.py) is refused
+    off the host."""
+    if a or k:
+        check_view_type(xp is numpy, a, k)
+        a = tuple(_same_type(t, xp) for t in a)
+        k = {n: _same_type(t, xp) for n, t in k.items()}
+        if k.get("type", 0) is None:
+            del k["type"]
+        if a and a[-1] is None:
+            a = a[:-1]
+    return x.view(*a, **k)
+
+
+def _same_type(t, xp):
+    """A view type: ``minpy.ndarray`` is numpy.ndarray on the host, none on a device."""
+    t = host_view_type(t)
+    return None if t is _ndarray and xp is not numpy else t
+
+
+VIEW = register(Primitive("ndarray.view", None, placement=SELF, forward=_view_forward))
 
 
 def _index_update_forward(xp, x, key, value):

@@ -12,7 +12,7 @@ import threading
 import numpy
 
 from ..dispatch import state
-from .array import STALE_ROOTS, Array, check_fresh, new, new_scalar, wrap, unwrap_cpu
+from .array import STALE_ROOTS, Array, check_fresh, kept, new, new_scalar, wrap, unwrap_cpu
 from .execute import run
 from .primitive import COMPUTE, Primitive, register
 from . import tree
@@ -500,6 +500,7 @@ def _finish_nested(prim, tape, inner_args, inner_kwargs, parents, value):
 
 def _finish(prim, tape, inner_args, inner_kwargs, parents, value):
     """Record the node of a traced call and box its result."""
+    value = kept(value)          # a traced NumPy scalar result: a scalar Array to follow
     if prim.nondiff:
         return value
     if prim.vjp is None:

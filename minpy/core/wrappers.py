@@ -22,6 +22,7 @@ import functools
 import inspect
 import re
 import sys
+import types
 
 import numpy
 
@@ -108,10 +109,37 @@ def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=No
 
 def _positional_out(impl):
     """(index of ``impl``'s positional-or-keyword ``out`` parameter, the names from
-    there on), or (None, ()) when it has none."""
-    code = getattr(inspect.unwrap(impl), "__code__", None)
+    there on), or (None, ()) when it has none.
+
+    Read from the code object or the text signature where they settle it: inspect.signature
+    of a builtin parses its text signature (about 0.5 ms each), and this runs for every
+    wrapper ``import minpy`` makes (issue 27: import time).
+    """
+    try:
+        plain = inspect.unwrap(impl)
+    except ValueError:                       # a wrapper loop: no signature to read
+        return None, ()
+    code = getattr(plain, "__code__", None)
     if code is not None and "out" not in code.co_varnames[:code.co_argcount]:
         return None, ()                      # the common case, without inspect.signature
+    if (code is None and type(plain) is types.BuiltinFunctionType
+            and getattr(impl, "__signature__", None) is None
+            and getattr(plain, "__signature__", None) is None):
+        # a builtin (or NumPy's dispatcher of one): inspect.signature reads its text signature
+        text = plain.__text_signature__ or ""
+        if not _OUT_WORD.search(text):
+            return None, ()                  # no ``out`` at all
+        found = _text_signature_out(text)
+        if found is not None:
+            return found
+    if (type(plain) is types.FunctionType and type(impl) is not functools.partial
+            and getattr(impl, "__signature__", None) is None):
+        # inspect.signature would read these very names from the code object
+        names = code.co_varnames[code.co_posonlyargcount:code.co_argcount]
+        if "out" not in names:
+            return None, ()
+        i = names.index("out")
+        return code.co_posonlyargcount + i, tuple(names[i:])
     try:
         params = list(inspect.signature(impl).parameters.values())
     except (TypeError, ValueError):          # no signature to read
@@ -120,6 +148,54 @@ def _positional_out(impl):
         if p.name == "out" and p.kind is p.POSITIONAL_OR_KEYWORD:
             return i, tuple(q.name for q in params[i:] if q.kind is q.POSITIONAL_OR_KEYWORD)
     return None, ()
+
+
+_OUT_WORD = re.compile(r"\bout\b")
+
+
+def _text_signature_out(text):
+    """:func:`_positional_out` read from a builtin's ``__text_signature__`` (as
+    inspect.signature would read it, without its tokenizer and parser), or None where
+    the text is not the plain form read here."""
+    text = text.strip()
+    if not (text.startswith("(") and text.endswith(")")):
+        return None
+    parts, depth, quote, start = [], 0, None, 1
+    for i, ch in enumerate(text[1:-1], 1):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:-1])
+    names, kinds, keyword_only = [], [], False
+    for part in (p.strip() for p in parts):
+        if not part:
+            continue
+        if part == "/":
+            kinds = ["positional-only"] * len(kinds)
+            continue
+        if part.startswith("*"):
+            keyword_only = True
+            continue
+        name = part.split("=", 1)[0].strip()
+        if not name.isidentifier() and not (name.startswith("$") and not names):
+            return None
+        if name.startswith("$"):
+            continue                         # $module, $self: not a parameter
+        names.append(name)
+        kinds.append("keyword-only" if keyword_only else "positional-or-keyword")
+    positional = [n for n, k in zip(names, kinds) if k == "positional-or-keyword"]
+    if "out" not in positional:
+        return None, ()
+    i = names.index("out")
+    return i, tuple(positional[positional.index("out"):])
 
 
 def _out_as_keyword(name, args, kwargs, pos, tail):

@@ -7,7 +7,6 @@ trim thresholds keeps that memory in the heap for the next allocation of the
 process. This is process-wide; ``MINPY_HOST_POOL=0`` leaves malloc alone.
 """
 import ctypes
-import ctypes.util
 import os
 import sys
 
@@ -24,10 +23,12 @@ def enable(trim_threshold=1 << 30, top_pad=64 << 20):
     global enabled
     if not sys.platform.startswith("linux"):
         return False
-    name = ctypes.util.find_library("c")
-    if name is None:
+    # the process's own symbols, libc's among them (ctypes.util.find_library("c") would
+    # run ``ldconfig -p`` in a subprocess: milliseconds of ``import minpy``, issue 27)
+    try:
+        libc = ctypes.CDLL(None)
+    except OSError:
         return False
-    libc = ctypes.CDLL(name)
     mallopt = getattr(libc, "mallopt", None)
     if mallopt is None:           # not glibc (e.g. musl)
         return False

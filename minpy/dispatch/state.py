@@ -63,10 +63,13 @@ NO_TAPE = _NoTape()
 
 
 class ThreadFlags:
-    __slots__ = ("depth", "first_tape", "one_tape", "tracer", "__weakref__")
+    __slots__ = ("depth", "first_tape", "one_tape", "tracer", "keep_scalars", "__weakref__")
 
     def __init__(self):
         self.depth = 0
+        # > 0 while minpy's own code (a backward pass) computes on scalar Arrays: NumPy
+        # scalar results then stay scalar Arrays (see minpy.core.array.wrap)
+        self.keep_scalars = 0
         self.tracer = None          # the minpy.jit trace recording this thread's calls
         self.first_tape = None      # the outermost recording tape of this thread
         self.one_tape = NO_TAPE if process.eager else None

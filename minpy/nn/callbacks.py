@@ -398,7 +398,7 @@ class Plot(Callback):
     ends without an error, and every ``every`` epochs if given.
 
     Raises:
-        ImportError at construction when matplotlib is missing.
+        ImportError: at construction, when matplotlib is missing.
     """
 
     def __init__(self, path, every=None):

@@ -80,8 +80,8 @@ def make_kvstore(where, kvstore, contexts):
     Raises:
         ValueError: an unknown kind (naming the kinds there are).
         TypeError: an object lacking the KVStore API (naming what it lacks).
-        What :func:`minpy.kvstore.create` raises: ImportError for a ``dist_*``
-        kind without mpi4py, ValueError for ``dist_async`` without server ranks.
+        ImportError: a ``dist_*`` kind without mpi4py (from :func:`minpy.kvstore.create`,
+            which also raises ValueError for ``dist_async`` without server ranks).
 
     See also minpy.kvstore.create.
     """

@@ -29,13 +29,19 @@ import time
 import numpy
 
 from .. import numpy as mnp
+from .. import symbol
 from ..core.array import Array
 from . import checkpoint, init, layers, optim, parallel
+from .io import NDArrayIter, _named_sources
 from .feeding import DEFAULT_BATCH_SIZE, DROPOUT, SHUFFLE, as_dataiter, child_seed, is_dataiter
 from .callbacks import (Callback, CallbackList, Checkpoint, LambdaCallback, LRDecay, ProgressBar,
                         StopOnNonFinite, StopTraining, check_lr_reaches, plot_history)
 
-__all__ = ["Solver", "StopTraining", "Callback"]
+__all__ = ["Solver", "StopTraining", "Callback", "shard_for"]
+
+# the stream of a Solver's seed that seeds minpy.symbol's Dropout (see feeding's SHUFFLE,
+# DROPOUT); one seed per (epoch, worker) from it, so a resumed run draws the same masks
+SYMBOL_DROPOUT = 3
 
 _NONFINITE = ("raise", "skip", "ignore")
 _TASKS = ("classification", "regression")
@@ -73,10 +79,14 @@ class Solver:
             (a tqdm bar when ``progress``, default on when ``verbose`` and stderr is
             a terminal and tqdm is installed; else plain lines).
         seed: seed of the parameter initialisation, of the dropout masks
-            (``layers.dropout`` given no seed) and of the shuffling of a training
+            (``layers.dropout`` given no seed, and ``minpy.symbol``'s Dropout in a
+            :class:`~minpy.nn.model.SymbolModel`) and of the shuffling of a training
             set given as arrays: the same seed trains bit-identically, and
             NumPy's global random state is not used. None: NumPy's global state
-            for all three, as MinPy.
+            for all three, as MinPy. Symbol Dropout draws from ``minpy.symbol``'s
+            generators (shared by every executor, as ``mx.random``): the Solver
+            reseeds them (``minpy.symbol.seed``) at the start of each epoch from
+            ``(seed, epoch, worker rank)``.
         checkpoint_dir, checkpoint_every, keep_checkpoints: the
             :class:`~minpy.nn.callbacks.Checkpoint`'s: a checkpoint every N epochs
             in the directory, keeping the newest few (attributes of the solver too).
@@ -106,8 +116,12 @@ class Solver:
     are); ``aux_params`` are shared by the replicas. In a dist job
     (``kvstore='dist_sync'`` under ``mpiexec``) each worker trains on its own
     shard and must run as many batches of the same size per epoch (checked,
-    naming both counts); gradients are scaled by ``1 / num_workers``, so an
-    update equals one process training on every worker's batch; parameters
+    naming both counts): training data given as ``(x, y)`` arrays is sharded by
+    the Solver (worker ``r`` of ``k`` takes samples ``N*r//k`` to ``N*(r+1)//k``,
+    as ``NDArrayIter(num_parts=k, part_index=r)``; see :func:`shard_for`), an
+    iterator is used as it is (shard it yourself); test data stays whole;
+    gradients are scaled by ``1 / num_workers``, so an update equals one
+    process training on every worker's batch; parameters
     start as rank 0's. Only rank 0 (``is_chief``) prints and writes
     checkpoints (holding its iterator state, which only rank 0 restores);
     every worker evaluates, and callbacks must decide alike everywhere (a
@@ -148,8 +162,6 @@ class Solver:
             raise ValueError(f"Solver: batch_size must be a positive int, got {batch_size!r}")
         self.batch_size = int(batch_size) if batch_size is not None else DEFAULT_BATCH_SIZE
         self.model = model
-        self.train_dataiter = as_dataiter(train_dataiter, "Solver: train data", self.batch_size,
-                                          shuffle=True, seed=child_seed(seed, SHUFFLE))
         self.test_dataiter = as_dataiter(test_dataiter, "Solver: test data", self.batch_size)
         self.task_type = task_type
         self.init_rule = init_rule
@@ -170,6 +182,12 @@ class Solver:
                              "whose optimizer updates one parameter at a time; use "
                              "clip_gradient")
         self.kvstore = parallel.make_kvstore("Solver", kvstore, self.ctx)
+        # each worker of a dist job trains on its own part of arrays given as (x, y)
+        shuffle_seed = child_seed(seed, SHUFFLE)
+        self.train_dataiter = as_dataiter(
+            shard_for(train_dataiter, self.kvstore, "Solver: train data", self.batch_size,
+                      shuffle_seed),
+            "Solver: train data", self.batch_size, shuffle=True, seed=shuffle_seed)
         if float(lr_decay) != 1.0:
             check_lr_reaches(self.kvstore)
         self._replicas = (parallel.Replicas(self.kvstore, self.ctx)
@@ -387,6 +405,8 @@ class Solver:
         epoch = self.epoch + 1
         it = self.train_dataiter
         it.reset()
+        if self.seed is not None:
+            symbol.seed(_epoch_seed(self.seed, epoch, self.kvstore))
         self.callbacks.on_epoch_begin(self, {"epoch": epoch, "batches": _num_batches(it)})
         worker = ""
         if self.kvstore is not None and self.kvstore.num_workers > 1:
@@ -523,6 +543,61 @@ class Solver:
 
 def _host(v):
     return v.asnumpy() if isinstance(v, Array) else numpy.asarray(v)
+
+
+def _epoch_seed(seed, epoch, kvstore):
+    """The seed of ``minpy.symbol``'s Dropout generators for one epoch of one worker."""
+    rank = kvstore.rank if kvstore is not None else 0
+    key = (SYMBOL_DROPOUT, int(epoch), int(rank))
+    return int(numpy.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
+
+
+def shard_for(data, kvstore, who, batch_size, seed=None):
+    """This worker's part of training data given as ``(x, y)`` arrays in a dist job.
+
+    Worker ``r`` of ``k`` (``kvstore.rank``, ``kvstore.num_workers``) iterates over
+    samples ``N*r//k`` to ``N*(r+1)//k``: the parts are disjoint, cover the data once
+    and differ by at most one sample; it is ``NDArrayIter(x, y, num_parts=k,
+    part_index=r)`` (shuffled within the part each epoch, from ``seed``; batch
+    indices count in the whole data).
+
+    Args:
+        data: what the Solver was given; an iterator, or anything but a pair, is
+            returned as it is (an iterator is the caller's to shard).
+        kvstore: the Solver's store, or None (one worker: nothing to shard).
+        who: the caller and argument, for errors.
+        batch_size: samples per batch (every worker must run as many batches).
+        seed: the shuffling seed (None: NumPy's global state, as NDArrayIter's).
+    Returns:
+        ``data``, or an NDArrayIter over this worker's part.
+    Raises:
+        ValueError: fewer samples than workers, or parts whose numbers of batches
+            differ (the workers' collectives would pair different steps); the
+            NDArrayIter's errors (x and y of different lengths ...).
+
+    See also minpy.nn.io.NDArrayIter (num_parts, part_index),
+    torch.utils.data.DistributedSampler.
+    """
+    k = kvstore.num_workers if kvstore is not None else 1
+    if k <= 1 or is_dataiter(data) or not isinstance(data, (tuple, list)) or len(data) != 2:
+        return data
+    x, y = data
+    sources = _named_sources(x, "data", "data")
+    n = len(sources[0][1]) if sources else 0
+    if 0 < n < k:
+        raise ValueError(f"{who}: {n} samples cannot be shared by {k} workers (each worker "
+                         "trains on its own part of them)")
+    bounds = [n * p // k for p in range(k + 1)]
+    sizes = [hi - lo for lo, hi in zip(bounds, bounds[1:])]
+    batches = [-(-size // batch_size) for size in sizes]
+    if len(set(batches)) > 1:
+        raise ValueError(f"{who}: {n} samples over {k} workers make parts of {sizes} samples, "
+                         f"{batches} batches of {batch_size}; every worker must run as many "
+                         "batches per epoch: choose a batch_size that gives every part the "
+                         "same count, or shard an NDArrayIter yourself (num_parts, "
+                         "part_index, last_batch_handle='discard')")
+    return NDArrayIter(x, y, batch_size=batch_size, shuffle=True, seed=seed, num_parts=k,
+                       part_index=kvstore.rank)
 
 
 def _num_batches(it):

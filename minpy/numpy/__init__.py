@@ -5,10 +5,14 @@ returning :class:`minpy.Array` for array results; types and constants are
 NumPy's own objects. Built in three parts: the generated wrappers
 (:mod:`.generated`), the fronts that replace some of them (:mod:`.fronts`),
 and the Array methods bound to them (:mod:`.array_methods`). The gradient
-rules (``vjp_*``, listed in :mod:`.gradients`) are loaded by ``minpy``.
+rules (``vjp_*``, listed in :mod:`.gradients`, which ``minpy`` imports) load the
+first time a rule is read.
+
+``random`` and NumPy's other submodules (``ma``, ``lib``, ``polynomial`` ...) are made
+on first use, as NumPy loads them (issue 27: import time): see :func:`__getattr__`.
 """
+import functools as _functools
 import sys as _sys
-import types as _types
 
 import numpy as _numpy
 
@@ -17,12 +21,14 @@ from .generated import __all__ as _generated_names, mapping as _mapping
 from ..core.wrappers import ufunc           # noqa: F401
 from .fronts import (pad, piecewise, array, asarray, asanyarray, where,   # noqa: F401
                      apply_along_axis, apply_over_axes, fromfunction, block, FRONTS)
-from . import linalg, fft, random           # noqa: F401
+from . import linalg, fft                   # noqa: F401
 from .interop import from_dlpack            # noqa: F401
-# NumPy's other submodules (ma, lib, polynomial, char, strings, rec, emath, typing,
-# ctypeslib) and its host-only names, on host data (see .submodules)
-from .submodules import (ma, lib, polynomial, char, strings, rec, emath, typing,   # noqa: F401
-                         ctypeslib, frompyfunc, asmatrix, bmat, SUBMODULES as _SUBMODULES)
+# NumPy's host-only names, on host data; its other submodules (ma, lib, polynomial, char,
+# strings, rec, emath, typing, ctypeslib) are made on first use (see .submodules)
+from .submodules import frompyfunc, asmatrix, bmat   # noqa: F401
+from . import submodules as _submodules
+from .lazy_modules import install as _install_finder
+from . import _namespace
 # MinPy's names of ``minpy.numpy``: its (deprecated in MinPy) set_policy and op statistics
 from ..dispatch import set_policy           # noqa: F401
 from .op_stat import record_op_stat, show_op_stat   # noqa: F401
@@ -36,19 +42,38 @@ _install_methods(_sys.modules[__name__], _mapping)
 from .namespace_info import __array_namespace_info__   # noqa: E402,F401
 
 __array_api_version__ = "2024.12"
-# ``import minpy.numpy.ma``, ``from minpy.numpy.lib.stride_tricks import ...``
-_sys.modules.update({f"{__name__}.{name}": m for name, m in _SUBMODULES.items()})
-
-# inspect.signature of a wrapper is NumPy's: it follows ``__wrapped__`` (read only by
-# inspect, so the call path is unchanged)
-def _sign_like_numpy(mine_module, np_module):
-    for name in dir(mine_module):
-        mine, theirs = getattr(mine_module, name), getattr(np_module, name, None)
-        if (type(mine) is _types.FunctionType and callable(theirs)
-                and not hasattr(mine, "__wrapped__") and not name.startswith("_")):
-            mine.__wrapped__ = theirs
+# ``import minpy.numpy.ma``, ``from minpy.numpy.lib.stride_tricks import ...``: the modules
+# of .submodules, made when first imported
+_install_finder(__name__, {f"{__name__}.{name}": _functools.partial(_submodules.module, name)
+                           for name in _submodules.NAMES})
 
 
+# inspect.signature of a wrapper is NumPy's (minpy.numpy.random signs its own)
 for _mine_module, _np_module in ((_sys.modules[__name__], _numpy), (linalg, _numpy.linalg),
-                                 (fft, _numpy.fft), (random, _numpy.random)):
-    _sign_like_numpy(_mine_module, _np_module)
+                                 (fft, _numpy.fft)):
+    _namespace.sign_like_numpy(vars(_mine_module), _np_module)
+
+# made on first use: attribute name -> what it is
+_LAZY = ("random",) + _submodules.TOP_LEVEL
+
+
+def __getattr__(name):
+    """``minpy.numpy.random`` and NumPy's other submodules (``ma``, ``lib`` ...), made on
+    first use; the module is then bound here, so this runs once per name.
+
+    Raises AttributeError (as any module does) for any other missing name.
+    """
+    if name == "random":
+        # ``import`` rather than ``from . import random``: the latter asks
+        # hasattr(minpy.numpy, "random") first, which would call this function again
+        import minpy.numpy.random
+        return globals()["random"]
+    if name in _submodules.TOP_LEVEL:
+        made = globals()[name] = _submodules.module(name)
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    """minpy.numpy's names, including the submodules made on first use."""
+    return sorted(set(globals()) | set(_LAZY))

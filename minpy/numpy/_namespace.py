@@ -204,6 +204,18 @@ def build(np_module, prefix, target, skip=()):
     return mapping
 
 
+def sign_like_numpy(namespace, np_module):
+    """``inspect.signature`` of each wrapper in dict ``namespace`` (a module's globals) is
+    that of NumPy's function of the same name in ``np_module``: it follows ``__wrapped__`` (read only by inspect,
+    so the call path is unchanged). NumPy's own objects (the utilities) are left alone:
+    ``f.__wrapped__ = f`` would make inspect.signature(numpy.f) a wrapper loop."""
+    for name, mine in list(namespace.items()):
+        theirs = getattr(np_module, name, None)
+        if (type(mine) is types.FunctionType and callable(theirs) and mine is not theirs
+                and not hasattr(mine, "__wrapped__") and not name.startswith("_")):
+            mine.__wrapped__ = theirs
+
+
 class IndexTrick:
     """``minpy.mgrid``/``ogrid``/``r_``/``c_``: NumPy's index tricks returning Arrays."""
 

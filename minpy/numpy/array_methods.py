@@ -110,7 +110,14 @@ def install(ns, np_to_minpy):
         setattr(Array, name, _bind(getattr(ns, name)))
     transpose, ravel, real, imag = ns.transpose, ns.ravel, ns.real, ns.imag
 
-    def __new__(cls, obj=None, dtype=None, ctx=None):
+    def __new__(cls, *args, **kwargs):
+        if cls is not Array:
+            # ``np.ndarray.__new__(subtype, shape, dtype, buffer, ...)`` in a user's
+            # subclass, a NumPy subclass (core/subclass.py): NumPy's constructor
+            return numpy.ndarray.__new__(cls, *args, **kwargs)
+        return create(*args, **kwargs)
+
+    def create(obj=None, dtype=None, ctx=None):
         if obj is None:
             raise TypeError("Array(): use minpy.array(obj) or a creation function")
         return ns.array(obj, dtype=dtype, ctx=ctx)

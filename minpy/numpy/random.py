@@ -162,3 +162,4 @@ def default_rng(seed=None):
 
 
 __all__ = [n for n in globals() if not n.startswith("_")]
+_namespace.sign_like_numpy(globals(), _np.random)   # inspect.signature: NumPy's

@@ -4,7 +4,7 @@
 
 minpy has no masked, record, string or matrix arrays of its own, so these modules are
 NumPy's code on host data. Each is a module object mirroring every public name of NumPy's
-(built once, at import, by :func:`mirror`):
+(built once, on first use, by :func:`mirror`; see :func:`module`):
 
 - a function that is also a top-level NumPy function (``lib.stride_tricks.broadcast_to``,
   ``strings.add`` ...) is minpy's wrapper of it: device-aware and differentiable;
@@ -23,16 +23,12 @@ runs on any device) and ``lib.stride_tricks.sliding_window_view`` (a zero-copy v
 host Array, as NumPy's; a gather, with gradients, for an Array being differentiated or on
 a device).
 """
+import collections.abc
+import importlib
+import threading
 import types
 
 import numpy
-import numpy.ctypeslib
-import numpy.lib.recfunctions
-import numpy.ma
-import numpy.polynomial
-import numpy.rec
-import numpy.strings
-import numpy.typing
 
 from ..core.array import Array, is_traced, new
 from ..core.wrappers import _numpy_argument_error
@@ -40,8 +36,7 @@ from . import generated as gen
 from .fronts import FRONTS
 
 __all__ = ["mirror", "host_function", "frompyfunc", "asmatrix", "bmat", "SUBMODULES",
-           "ma", "lib", "polynomial", "char", "strings", "rec", "emath", "typing",
-           "ctypeslib"]
+           "NAMES", "TOP_LEVEL", "module"]
 
 _ndarray = numpy.ndarray
 # id(NumPy's function) -> minpy's wrapper, for the functions a submodule shares with numpy
@@ -273,37 +268,65 @@ bmat = host_function("bmat", numpy.bmat)
 
 
 # ------------------------------------------------------------ the modules
-emath = mirror(numpy.emath, "emath", own=_EMATH)
-_stride_tricks = mirror(numpy.lib.stride_tricks, "lib.stride_tricks",
-                        own={"sliding_window_view": sliding_window_view})
-_lib_modules = {
-    "array_utils": mirror(numpy.lib.array_utils, "lib.array_utils"),
-    "format": mirror(numpy.lib.format, "lib.format"),
-    "introspect": mirror(numpy.lib.introspect, "lib.introspect"),
-    "mixins": mirror(numpy.lib.mixins, "lib.mixins"),
-    "npyio": mirror(numpy.lib.npyio, "lib.npyio"),
-    "recfunctions": mirror(numpy.lib.recfunctions, "lib.recfunctions"),
-    "scimath": emath,
-    "stride_tricks": _stride_tricks,
+# Each module is made on first use (issue 27: import time; NumPy itself loads ``ma``,
+# ``polynomial``, ``rec`` ... on first use): :func:`module` makes and keeps it;
+# ``minpy.numpy`` returns it as an attribute and finds it for ``import minpy.numpy.<name>``
+# (:mod:`.lazy_modules`), minpy.compat for ``import minpy.<name>``.
+_OWN = {"emath": _EMATH, "lib.stride_tricks": {"sliding_window_view": sliding_window_view}}
+_PACKAGES = {
+    "lib": ("array_utils", "format", "introspect", "mixins", "npyio", "recfunctions",
+            "scimath", "stride_tricks"),
+    "polynomial": ("chebyshev", "hermite", "hermite_e", "laguerre", "legendre", "polynomial",
+                   "polyutils"),
 }
-lib = mirror(numpy.lib, "lib", submodules=_lib_modules)
-_polynomial_modules = {
-    sub: mirror(getattr(numpy.polynomial, sub), f"polynomial.{sub}")
-    for sub in ("chebyshev", "hermite", "hermite_e", "laguerre", "legendre", "polynomial",
-                "polyutils")}
-polynomial = mirror(numpy.polynomial, "polynomial", submodules=_polynomial_modules)
-ma = mirror(numpy.ma, "ma")
-char = mirror(numpy.char, "char")
-strings = mirror(numpy.strings, "strings")
-rec = mirror(numpy.rec, "rec")
-typing = mirror(numpy.typing, "typing")
-ctypeslib = mirror(numpy.ctypeslib, "ctypeslib")
+TOP_LEVEL = ("ma", "lib", "polynomial", "char", "strings", "rec", "emath", "typing",
+             "ctypeslib")
+# every dotted name below minpy.numpy that :func:`module` makes
+NAMES = TOP_LEVEL + tuple(f"{p}.{sub}" for p, subs in _PACKAGES.items() for sub in subs)
+_MADE = {}
+_LOCK = threading.RLock()
 
-# {dotted name below minpy.numpy: module}; registered in sys.modules by minpy.numpy (as
-# minpy.numpy.<name>) and minpy.compat (as minpy.<name>), so ``import minpy.ma`` and
-# ``from minpy.lib.stride_tricks import sliding_window_view`` work
-SUBMODULES = {"ma": ma, "lib": lib, "polynomial": polynomial, "char": char,
-              "strings": strings, "rec": rec, "emath": emath, "typing": typing,
-              "ctypeslib": ctypeslib,
-              **{f"lib.{k}": v for k, v in _lib_modules.items()},
-              **{f"polynomial.{k}": v for k, v in _polynomial_modules.items()}}
+
+def module(name):
+    """The module ``minpy.numpy.<name>`` (``name`` one of :data:`NAMES`), made on first use.
+
+    Raises KeyError for any other name.
+    """
+    made = _MADE.get(name)
+    if made is not None:
+        return made
+    if name not in NAMES:
+        raise KeyError(name)
+    with _LOCK:
+        if name not in _MADE:
+            if name == "lib.scimath":          # NumPy's lib.scimath is numpy.emath
+                made = module("emath")
+            else:
+                subs = {sub: module(f"{name}.{sub}") for sub in _PACKAGES.get(name, ())}
+                theirs = "lib.scimath" if name == "emath" else name    # numpy.emath's module
+                made = mirror(importlib.import_module("numpy." + theirs), name,
+                              own=_OWN.get(name), submodules=subs)
+                if subs:
+                    made.__path__ = []          # a package: ``import minpy.lib.format``
+            _MADE[name] = made
+    return _MADE[name]
+
+
+class _Submodules(collections.abc.Mapping):
+    """{dotted name below minpy.numpy: module} for every name of :data:`NAMES`, each
+    module made when first read (:func:`module`)."""
+
+    def __getitem__(self, name):
+        return module(name)
+
+    def __iter__(self):
+        return iter(NAMES)
+
+    def __len__(self):
+        return len(NAMES)
+
+    def __repr__(self):
+        return f"<minpy.numpy.submodules.SUBMODULES: {', '.join(NAMES)}>"
+
+
+SUBMODULES = _Submodules()

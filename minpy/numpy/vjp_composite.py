@@ -10,6 +10,9 @@ fronts, which keep traced arrays traced, are in :mod:`minpy.numpy.fronts`):
 - ``r_``/``c_``: an index map (NumPy's own concatenator applied to element
   numbers), whose adjoint is a scatter-add.
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import numbers
 
 import numpy
@@ -198,4 +201,4 @@ def _concatenator_rule(name):
 defvjp(mnp.r_._fn, _concatenator_rule("r_"))
 defvjp(mnp.c_._fn, _concatenator_rule("c_"))
 
-
+table_ends(__name__)

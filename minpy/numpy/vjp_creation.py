@@ -31,6 +31,9 @@ in-place writing routines.
   numbers) and the target is rebound, as ``core.inplace`` does for
   ``copyto``. Views of the target do not see such a write.
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import numpy
 from numpy.lib.array_utils import normalize_axis_index
 
@@ -326,3 +329,5 @@ INPLACE = {"put": _put, "place": _place, "putmask": _putmask,
            "put_along_axis": _put_along_axis, "fill_diagonal": _fill_diagonal}
 for _name, _replay_fn in INPLACE.items():
     def_inplace_replay(getattr(mnp, _name), _replay_fn)
+
+table_ends(__name__)

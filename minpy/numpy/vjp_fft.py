@@ -13,6 +13,9 @@ Every transform is linear, so its VJP is its adjoint (``dL = Re(sum(conj(gx) dx)
   norms), and conjugation maps a gradient to its conjugate.
 The rules call minpy's own transforms, so they differentiate again.
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import numpy
 
 import minpy.numpy as mnp
@@ -180,3 +183,5 @@ defvjp_by_name(_F.ihfft, _ihfft_vjp)
 defvjp_by_name(_F.fftshift, _shift_maker(False))
 defvjp_by_name(_F.ifftshift, _shift_maker(True))
 # (fftfreq/rfftfreq are smooth in their spacing d: their rules are in vjp_nondiff.py)
+
+table_ends(__name__)

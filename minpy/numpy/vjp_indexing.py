@@ -9,6 +9,9 @@ The VJP of a gather is a scatter-add into zeros. It is its own primitive,
 :func:`scatter_add`, whose VJP is the gather again, so gradients of any order
 flow through indexing. Repeated integer indices accumulate (``add.at``).
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import numpy
 
 from ..core.array import Array
@@ -399,3 +402,5 @@ def_nondiff(mnp.nonzero, mnp.argwhere, mnp.flatnonzero, mnp.ix_, mnp.argsort,
 # where(condition) (one argument) returns indices; the condition never gets a
 # gradient (the three-argument form's rules for x and y live with the math rules).
 defvjp(mnp.where, nograd(0))
+
+table_ends(__name__)

@@ -14,6 +14,9 @@ matrices (the extra columns are not unique), ``qr(mode='raw')``, and losses
 that depend on the arbitrary phase of ``eig``'s eigenvectors (phase-invariant
 ones, such as of ``abs(v)``, are differentiated).
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import numpy
 
 from ..core.autograd import def_nondiff, stop_gradient
@@ -442,3 +445,5 @@ defvjp_by_name(_LA.multi_dot, _multi_dot_vjp)
 defvjp_by_name(_LA.lstsq, _lstsq_maker(0), _lstsq_maker(1))
 # matrix_rank: an integer (count of singular values above a tolerance); no gradient.
 def_nondiff(_LA.matrix_rank)
+
+table_ends(__name__)

@@ -9,6 +9,9 @@ through an *index map*: the same NumPy function applied on the host to an
 array of element numbers, whose adjoint is a scatter-add
 (:func:`minpy.numpy.vjp_indexing.gather_vjp`).
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import numpy
 
 from ..core.array import Array
@@ -417,3 +420,5 @@ def _view_vjp(ans, x, *args, **kwargs):
 defvjp(_ASTYPE, _astype_vjp)
 defvjp(mnp.astype, _astype_vjp)
 defvjp(_VIEW, _view_vjp)
+
+table_ends(__name__)

@@ -35,6 +35,9 @@ Choices:
 Every rule is written with minpy's own functions, so it is differentiable
 again (grad of grad).
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import math
 import numbers
 
@@ -552,3 +555,5 @@ for _name, _uf in sorted(vars(mnp).items()):
             and _uf.signature is None and _name == _uf.__name__:
         defvjp(_uf._method("outer"), *[_outer_maker(_p.vjp[k], k) if k in _p.vjp else None
                                         for k in range(2)])
+
+table_ends(__name__)

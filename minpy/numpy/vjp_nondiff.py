@@ -26,6 +26,9 @@ finite differences to second order):
   a list inside its result, are outputs of their own on the tape).
 - ``fft.fftfreq``/``fft.rfftfreq``: ``k / (n d)`` is smooth in the spacing ``d``.
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import numpy
 
 from ..core.array import Array
@@ -248,3 +251,5 @@ def _freq_d(ans, n, d=1.0, **kwargs):
 
 for _f in (_mnp.fft.fftfreq, _mnp.fft.rfftfreq):
     defvjp(_f, nograd(0), _freq_d, d=_freq_d)
+
+table_ends(__name__)

@@ -6,6 +6,9 @@ between tied entries; the spectral and nuclear norms go through the SVD
 (distinct singular values assumed). Conventions: see
 :mod:`minpy.numpy.vjp_products`.
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import numpy
 
 from ..core.autograd import stop_gradient
@@ -136,3 +139,5 @@ defvjp_by_name(_LA.norm, _norm_vjp)
 defvjp_by_name(_LA.vector_norm, _vector_norm_vjp)
 defvjp_by_name(_LA.matrix_norm, _matrix_norm_vjp)
 defvjp_by_name(_LA.cond, _cond_vjp)
+
+table_ends(__name__)

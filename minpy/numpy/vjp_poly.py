@@ -37,6 +37,9 @@ How each rule is made:
 Every rule is written with minpy's own functions, so it is differentiable
 again (grad of grad).
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import warnings
 
 import numpy
@@ -282,3 +285,5 @@ _rules(mnp.polyfit, ["x", "y", None, None, None, "w"],
        lambda k: _polyfit_x(k) if k in (0, "x") else _via(_polyfit_ref, k))
 _rules(mnp.roots, ["p"], lambda k: _seq_aware(_roots_vjp))
 _rules(mnp.vander, ["x"], lambda k: _seq_aware(_vander_vjp))
+
+table_ends(__name__)

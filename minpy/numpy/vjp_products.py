@@ -8,6 +8,9 @@ operation holomorphic in ``x`` the rule is ``gx = conj(f'(x)) g``: products
 conjugate the *other* operand. Every rule is written with minpy functions, so
 gradients are themselves differentiable (grad of grad).
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import inspect
 import numbers
 import string
@@ -367,3 +370,5 @@ defvjp_by_name(_LA.vecdot, *_m(_vecdot_maker))
 defvjp_by_name(_LA.matrix_transpose, lambda ans, x, /: lambda g: _T(g))
 defvjp_by_name(_LA.trace, _la_trace_vjp)
 defvjp_by_name(_LA.diagonal, _la_diagonal_vjp)
+
+table_ends(__name__)

@@ -37,6 +37,9 @@ use minpy's own functions, so they are differentiable again (grad of grad).
   ZeroDivisionError, and no finite gradient of the wrong sign for ddof > N). An
   empty input (a reduction over an empty axis: NaN result) gets an empty gradient.
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import math
 
 import numpy
@@ -593,3 +596,5 @@ def _install():
 
 
 _install()
+
+table_ends(__name__)

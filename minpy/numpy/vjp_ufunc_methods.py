@@ -34,6 +34,9 @@ minpy through ``__array_ufunc__``) has methods without rules.
   recorded) and every method of a non-differentiable ufunc are marked nondiff (their
   ``at`` is still replayed: the written positions get no gradient).
 """
+from ..core.primitive import table_begins, table_ends
+table_begins(__name__)   # the tables before this one first (minpy.numpy.gradients)
+# (imports below the call: a table imported alone still loads in the tables' order)
 import math
 
 import numpy
@@ -483,3 +486,5 @@ def _install():
 
 
 _install()
+
+table_ends(__name__)

@@ -108,14 +108,23 @@ def bad_input(qualname, err, args, kwargs=None):
     return new
 
 
+def as_scipy_result(r):
+    """``r`` with an untraced 0-d host Array as NumPy's scalar, as SciPy returns it."""
+    if type(r) is Array and type(r._data) is numpy.ndarray and r._data.ndim == 0 and \
+            not is_traced(r) and not jit_tracing():
+        return r._data[()]
+    return r
+
+
 def named(qualname):
     """Decorator: ValueError/TypeError from the function are re-raised naming
-    ``minpy.scipy.<qualname>`` and the argument shapes."""
+    ``minpy.scipy.<qualname>`` and the argument shapes; a 0-d host result that nothing
+    traces is NumPy's scalar (:func:`as_scipy_result`)."""
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             try:
-                return fn(*args, **kwargs)
+                return as_scipy_result(fn(*args, **kwargs))
             except (ValueError, TypeError) as e:
                 new = bad_input(qualname, e, args, kwargs)
                 if new is e:

@@ -269,9 +269,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
         t: 1-D sequence of times (monotonic, as SciPy requires); ``t[0]`` is
             the time of ``y0``.
         args: extra arguments of ``func`` (a non-tuple is made a 1-tuple).
-        Dfun, col_deriv, full_output, ml, mu, rtol, atol, tcrit, h0, hmax,
-            hmin, ixpr, mxstep, mxhnil, mxordn, mxords, printmessg, tfirst:
-            as ``scipy.integrate.odeint``; ``Dfun`` (called with host Arrays)
+        Dfun, col_deriv, full_output, ml, mu, rtol, atol, tcrit, h0, hmax: as
+            ``scipy.integrate.odeint``, as are hmin, ixpr, mxstep, mxhnil, mxordn,
+            mxords, printmessg and tfirst; ``Dfun`` (called with host Arrays)
             serves the forward solve only. The adjoint solve uses ``rtol``,
             ``atol`` (a per-component tolerance is extended by its smallest value
             to the adjoint components), ``mxstep``, ``hmax``, ``hmin``,
@@ -283,11 +283,13 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
         ``(Array, infodict)``, SciPy's ``infodict`` of the forward solve.
 
     Raises:
-        ValueError naming the function and the shapes: ``y0`` of more than one
-        dimension, ``t`` not 1-D or empty, ``func`` returning the wrong number of
-        values. TypeError: ``func`` not callable, or its result depending on a
-        differentiated array not passed in ``args``. NotImplementedError: a
-        second-order gradient (the adjoint solve is not differentiable).
+        ValueError: (naming the function and the shapes) ``y0`` of more than one
+            dimension, ``t`` not 1-D or empty, ``func`` returning the wrong number of
+            values.
+        TypeError: ``func`` not callable, or its result depending on a
+            differentiated array not passed in ``args``.
+        NotImplementedError: a second-order gradient (the adjoint solve is not
+            differentiable).
 
     Devices: the solver runs on the host. Arrays on a GPU (``y0``, ``t``,
     arrays in ``args``) are copied to the host explicitly before solving and

@@ -381,10 +381,11 @@ def convolve(in1, in2, *args, **kwargs):
         the order of the ``axes`` pairs.
 
     Raises:
-        ValueError (naming the function and the shapes): a bad mode or method,
-        different numbers of dimensions (SciPy's form), inputs where 'valid' has
-        no output, empty inputs, axes out of range, named twice, or dot axes of
-        different sizes. TypeError: malformed ``axes``/``dot_axes``.
+        ValueError: (naming the function and the shapes) a bad mode or method,
+            different numbers of dimensions (SciPy's form), inputs where 'valid' has
+            no output, empty inputs, axes out of range, named twice, or dot axes of
+            different sizes.
+        TypeError: malformed ``axes``/``dot_axes``.
 
     Differentiable with respect to both inputs, to any order (its gradient is
     a convolution too). On CuPy arrays SciPy's form runs

@@ -12,7 +12,7 @@
 - hypothesis strategies: :func:`shapes`, :func:`arrays`, :func:`broadcastable_shapes`
   (and ``hypothesis.extra.array_api.make_strategies_namespace(minpy)``).
 
-See docs/testing.md.
+See docs/tutorials/testing.md.
 """
 import numpy.testing as _nt
 from numpy.testing import (   # noqa: F401  (NumPy's own: no arrays to move)

@@ -103,7 +103,7 @@ def assert_close(actual, desired, rtol=None, atol=None, equal_nan=True, err_msg=
         check_dtype: ``False`` skips the dtype check only.
 
     Raises:
-        AssertionError with NumPy's message (or naming the shapes/dtypes).
+        AssertionError: with NumPy's message (or naming the shapes/dtypes).
 
     See also numpy.testing.assert_allclose.
     """

@@ -69,7 +69,7 @@ def check_grads(f, *args, order=2, argnums=None, eps=1e-6, rtol=1e-4, atol=1e-6,
         seed: seed of the random directions.
 
     Raises:
-        AssertionError naming the argument and both values on mismatch.
+        AssertionError: on a mismatch, naming the argument and both values.
     """
     rng = numpy.random.default_rng(seed)
     name = getattr(f, "__name__", repr(f))

@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 import minpy as mp
 from _strategies import general_path, run_both
 from _standin import installed
+from _host import assert_result_type, host
 
 DTYPES = [numpy.float64, numpy.float32, numpy.int64, numpy.int32, numpy.bool_,
           numpy.complex128]
@@ -19,7 +20,13 @@ NO_GPU = mp.num_gpus() == 0
 
 
 def check(res, expected):
-    """``res`` is a minpy Array with numpy's ``expected`` values, dtype and shape."""
+    """``res`` is a minpy Array with numpy's ``expected`` values, dtype and shape (for a
+    NumPy scalar: the same scalar on the host, a 0-d Array on a device)."""
+    if isinstance(expected, numpy.generic):
+        assert_result_type(res, expected)
+        numpy.testing.assert_array_equal(numpy.asarray(host(res)), expected)
+        assert host(res).dtype == expected.dtype
+        return
     assert isinstance(res, mp.Array), type(res)
     expected = numpy.asarray(expected)
     assert res.dtype == expected.dtype

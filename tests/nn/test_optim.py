@@ -25,6 +25,7 @@ from _standin import standin_gpu  # noqa: F401
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "..", "benchmarks"))
 import bench_optim  # noqa: E402
+from _host import host as _host
 
 RULES = ("sgd", "sgd_momentum", "nesterov", "rmsprop", "adagrad", "adam", "adamw")
 HAS_NUMBA = fused.numba_available()
@@ -96,10 +97,10 @@ def test_both_forms_match_the_numpy_reference(rule, dtype, shapes, backend, wd, 
     for i in range(len(shapes)):
         got, fun = params[f"p{i}"], fw[i]
         assert got.dtype == fun.dtype == numpy.dtype(dtype) and got.shape == shapes[i]
-        numpy.testing.assert_allclose(got.asnumpy(), ref[i][0], **_tol(dtype))
-        numpy.testing.assert_allclose(fun.asnumpy(), ref[i][0], **_tol(dtype))
+        numpy.testing.assert_allclose(_host(got), ref[i][0], **_tol(dtype))
+        numpy.testing.assert_allclose(_host(fun), ref[i][0], **_tol(dtype))
         # the fused kernels run the functional rule's operations in its order
-        numpy.testing.assert_allclose(got.asnumpy(), fun.asnumpy(), rtol=1e-6, atol=1e-7)
+        numpy.testing.assert_allclose(_host(got), _host(fun), rtol=1e-6, atol=1e-7)
     assert opt.num_update == 3
 
 
@@ -126,9 +127,9 @@ def test_fused_numpy_and_functional_agree_to_the_bit(rule, options, threads, mon
     one_thread = [v.one_thread for d in plans for v in d.values() if isinstance(v, fused.NumbaPlan)]
     assert one_thread == [threads == "one"]
     for i in range(len(shapes)):
-        a, b = params["numba"][f"p{i}"].asnumpy(), params["numpy"][f"p{i}"].asnumpy()
+        a, b = _host(params["numba"][f"p{i}"]), _host(params["numpy"][f"p{i}"])
         numpy.testing.assert_array_equal(a, b)
-        numpy.testing.assert_array_equal(a, fw[i].asnumpy())
+        numpy.testing.assert_array_equal(a, _host(fw[i]))
 
 
 @pytest.mark.skipif(not HAS_NUMBA, reason="numba not installed")
@@ -152,7 +153,7 @@ def test_mixed_dtypes_views_and_update_counts():
     params = {"f32": minpy.array(rng.standard_normal(7).astype(numpy.float32)),
               "f64": minpy.array(rng.standard_normal((2, 3))),
               "view": base.T}                        # not contiguous: updated through the view
-    ref = {k: (v.asnumpy().astype(numpy.float64), {}) for k, v in params.items()}
+    ref = {k: (_host(v).astype(numpy.float64), {}) for k, v in params.items()}
     opt = optim.Adam(learning_rate=0.05)
     counts = {k: 0 for k in params}
     for step in range(3):
@@ -166,8 +167,8 @@ def test_mixed_dtypes_views_and_update_counts():
             counts[k] += 1
             ref[k] = reference("adam", *ref[k], grads[k], counts[k], lr=0.05)
     for k, v in params.items():
-        numpy.testing.assert_allclose(v.asnumpy(), ref[k][0], **_tol(v.dtype))
-    numpy.testing.assert_allclose(base.asnumpy().T, ref["view"][0], **_tol(base.dtype))
+        numpy.testing.assert_allclose(_host(v), ref[k][0], **_tol(v.dtype))
+    numpy.testing.assert_allclose(_host(base).T, ref["view"][0], **_tol(base.dtype))
     assert opt.num_update == 4 and params["f32"].dtype == numpy.float32
 
 
@@ -175,12 +176,12 @@ def test_gradients_as_host_arrays_and_other_float_dtypes():
     w = minpy.array(numpy.ones(3, numpy.float32))
     opt = optim.SGD(learning_rate=0.5)
     opt.step({"w": w}, {"w": numpy.array([1.0, 2.0, 4.0])})       # float64 grad: cast
-    numpy.testing.assert_array_equal(w.asnumpy(), [0.5, 0.0, -1.0])
+    numpy.testing.assert_array_equal(_host(w), [0.5, 0.0, -1.0])
     opt.update("w", w, [2, 2, 2])                                  # ints cast as NumPy does
-    numpy.testing.assert_array_equal(w.asnumpy(), [-0.5, -1.0, -2.0])
+    numpy.testing.assert_array_equal(_host(w), [-0.5, -1.0, -2.0])
     h = minpy.array(numpy.ones(4, numpy.float16))                  # not a numba dtype
     optim.SGD(learning_rate=0.25).step({"h": h}, {"h": numpy.ones(4, numpy.float16)})
-    numpy.testing.assert_array_equal(h.asnumpy(), numpy.full(4, 0.75, numpy.float16))
+    numpy.testing.assert_array_equal(_host(h), numpy.full(4, 0.75, numpy.float16))
 
 
 # ---------------------------------------------------------------- in place
@@ -219,7 +220,7 @@ def test_parameters_on_a_device_are_updated_there(standin_gpu, rule):
         og.step({"w": wg}, {"w": gs[0]})
         oc.step({"w": wc}, {"w": gs[0]})
     assert wg.context == minpy.gpu(1) and og.num_update == 3
-    numpy.testing.assert_allclose(wg.asnumpy(), wc.asnumpy(), rtol=1e-6)
+    numpy.testing.assert_allclose(_host(wg), _host(wc), rtol=1e-6)
     saved = og.state_dict()
     assert all(type(a) is numpy.ndarray for s in saved["state"].values()
                for k, a in s.items() if k != "t")
@@ -228,7 +229,7 @@ def test_parameters_on_a_device_are_updated_there(standin_gpu, rule):
     wg2 = wg.copy()
     og.step({"w": wg}, {"w": grads[0][0]})
     fresh.step({"w": wg2}, {"w": grads[0][0]})
-    numpy.testing.assert_array_equal(wg.asnumpy(), wg2.asnumpy())
+    numpy.testing.assert_array_equal(_host(wg), _host(wg2))
 
 
 def test_waits_for_pending_asynchronous_writes():
@@ -236,7 +237,7 @@ def test_waits_for_pending_asynchronous_writes():
     with minpy.async_mode():
         w = x * 3                      # pushed to the engine
         optim.SGD(learning_rate=1.0).step({"w": w}, {"w": x})
-    numpy.testing.assert_array_equal(w.asnumpy(), numpy.full(1 << 17, 2.0, numpy.float32))
+    numpy.testing.assert_array_equal(_host(w), numpy.full(1 << 17, 2.0, numpy.float32))
 
 
 def test_a_traced_parameter_is_refused():
@@ -255,7 +256,7 @@ def test_a_traced_parameter_is_refused():
         return y
     with pytest.raises(RuntimeError, match="parameter 'w'.*saved for the backward"):
         minpy.grad(saves_w)(minpy.array(numpy.ones(3)))
-    numpy.testing.assert_array_equal(w.asnumpy(), numpy.ones(3))
+    numpy.testing.assert_array_equal(_host(w), numpy.ones(3))
 
 
 # ---------------------------------------------------------------- options
@@ -263,27 +264,27 @@ def test_elementwise_clip_and_global_norm_rescale():
     w = {"a": minpy.zeros(3), "b": minpy.zeros(2)}
     g = {"a": numpy.array([3.0, -0.2, 0.0]), "b": numpy.array([-4.0, 0.1])}
     optim.SGD(learning_rate=1.0, clip_gradient=0.5).step(w, g)
-    numpy.testing.assert_array_equal(w["a"].asnumpy(), [-0.5, 0.2, 0.0])
-    numpy.testing.assert_array_equal(w["b"].asnumpy(), [0.5, -0.1])
+    numpy.testing.assert_array_equal(_host(w["a"]), [-0.5, 0.2, 0.0])
+    numpy.testing.assert_array_equal(_host(w["b"]), [0.5, -0.1])
     w = {"a": minpy.zeros(3), "b": minpy.zeros(2)}
     norm = numpy.sqrt(sum((v ** 2).sum() for v in g.values()))
     optim.SGD(learning_rate=1.0, clip_norm=1.0).step(w, g)
     for k in g:
-        numpy.testing.assert_allclose(w[k].asnumpy(), -g[k] / (norm + 1e-6), rtol=1e-12)
+        numpy.testing.assert_allclose(_host(w[k]), -g[k] / (norm + 1e-6), rtol=1e-12)
     w = {"a": minpy.zeros(3)}
     optim.SGD(learning_rate=1.0, clip_norm=100.0).step(w, {"a": g["a"]})   # below: untouched
-    numpy.testing.assert_array_equal(w["a"].asnumpy(), -g["a"])
+    numpy.testing.assert_array_equal(_host(w["a"]), -g["a"])
 
 
 def test_weight_decay_coupled_and_decoupled():
     w = minpy.array(numpy.array([1.0, -2.0]))
     optim.SGD(learning_rate=0.1, weight_decay=0.5).step({"w": w}, {"w": numpy.zeros(2)})
-    numpy.testing.assert_allclose(w.asnumpy(), [0.95, -1.9], rtol=1e-12)
+    numpy.testing.assert_allclose(_host(w), [0.95, -1.9], rtol=1e-12)
     for backend in BACKENDS:                   # zero gradient: AdamW only decays
         w = minpy.array(numpy.array([1.0, -2.0]))
         opt = optim.AdamW(learning_rate=0.1, weight_decay=0.5, backend=backend)
         opt.step({"w": w}, {"w": numpy.zeros(2)})
-        numpy.testing.assert_allclose(w.asnumpy(), [0.95, -1.9], rtol=1e-12)
+        numpy.testing.assert_allclose(_host(w), [0.95, -1.9], rtol=1e-12)
     assert optim.AdamW().weight_decay == 0.01
 
 
@@ -313,9 +314,9 @@ def test_an_optimizer_follows_its_schedule_and_rescales_it():
     opt = optim.SGD(learning_rate=1.0, lr_schedule=schedule.StepSchedule(2, factor=0.5))
     moves = []
     for _ in range(5):
-        before = w.asnumpy().copy()
+        before = _host(w).copy()
         opt.step({"w": w}, {"w": numpy.ones(1)})
-        moves.append(float(before[0] - w.asnumpy()[0]))
+        moves.append(float(before[0] - _host(w)[0]))
     assert moves == [1.0, 1.0, 0.5, 0.5, 0.25] and opt.learning_rate == 0.25
     opt.learning_rate *= 0.5                      # the Solver's lr_decay: the schedule scales
     assert opt.base_learning_rate == 0.5 and opt.learning_rate == 0.125
@@ -341,7 +342,7 @@ def test_state_dict_round_trip_continues_bit_for_bit(rule):
     for gs in grads[:3]:
         opt.step(a, dict(zip(a, gs)))
     saved = pickle.loads(pickle.dumps(opt.state_dict()))
-    b = {k: minpy.array(v.asnumpy()) for k, v in a.items()}
+    b = {k: minpy.array(_host(v)) for k, v in a.items()}
     fresh = optim.create(rule, learning_rate=123.0)
     fresh.load_state_dict(saved)
     assert fresh.config() == opt.config() and fresh.num_update == 3
@@ -350,7 +351,7 @@ def test_state_dict_round_trip_continues_bit_for_bit(rule):
         opt.step(a, dict(zip(a, gs)))
         fresh.step(b, dict(zip(b, gs)))
     for k in a:
-        numpy.testing.assert_array_equal(a[k].asnumpy(), b[k].asnumpy())
+        numpy.testing.assert_array_equal(_host(a[k]), _host(b[k]))
     again = opt.state_dict()
     saved_again = fresh.state_dict()
     for k in again["state"]:
@@ -426,7 +427,7 @@ def test_without_numba_auto_falls_back_and_numba_backend_names_the_fix(monkeypat
     opt = optim.Adam(learning_rate=0.1)
     opt.step({"w": w}, {"w": numpy.ones(4, numpy.float32)})
     assert not opt._plans                           # the NumPy path ran
-    numpy.testing.assert_allclose(w.asnumpy(), numpy.full(4, 0.9), rtol=1e-6)
+    numpy.testing.assert_allclose(_host(w), numpy.full(4, 0.9), rtol=1e-6)
 
 
 def test_create_returns_the_rule_with_minpy_keys():
@@ -447,7 +448,7 @@ def test_functional_rules_keep_minpy_state_in_config():
     _, cfg = optim.nesterov(w, dw)
     assert cfg["nesterov"] is True and cfg["velocity"].shape == (3,)
     _, cfg = optim.rmsprop(w, dw, {"decay_rate": 0.5})
-    numpy.testing.assert_allclose(cfg["cache"].asnumpy(), numpy.full(3, 0.125))
+    numpy.testing.assert_allclose(_host(cfg["cache"]), numpy.full(3, 0.125))
 
 
 @pytest.mark.parametrize("rule", ["sgd_momentum", "rmsprop", "adam", "adamw"])

@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 import minpy as mp
 from minpy.dispatch import state
 from _standin import installed
+from _host import assert_result_type, host
 
 SHAPES = hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=5)
 ERRORS = (IndexError, ValueError, TypeError)
@@ -36,7 +37,15 @@ def path(request, monkeypatch):
 
 
 def check(res, expected):
-    """``res`` is a minpy Array equal to ``expected`` in values, dtype and shape."""
+    """``res`` is a minpy Array equal to ``expected`` in values, dtype and shape (for a
+    NumPy scalar: the same scalar on the host, a 0-d Array on the device)."""
+    if isinstance(expected, numpy.generic):
+        assert_result_type(res, expected)
+        if type(res) is mp.Array:
+            assert res.context == mp.current_context()
+        numpy.testing.assert_array_equal(numpy.asarray(host(res)), expected)
+        assert host(res).dtype == expected.dtype
+        return
     assert isinstance(res, mp.Array), type(res)
     expected = numpy.asarray(expected)
     assert res.dtype == expected.dtype and res.shape == expected.shape

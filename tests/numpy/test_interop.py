@@ -13,6 +13,8 @@ import minpy as np
 from minpy.testing import arrays
 
 from _standin import standin_gpu  # noqa: F401  (fixture)
+from minpy.core.array import new_scalar
+from _host import assert_result_type
 
 
 # ---------------------------------------------------------------- scalars
@@ -58,10 +60,13 @@ _SCALAR_DTYPES = [numpy.float32, numpy.float64, numpy.int64, numpy.int8, numpy.c
 
 @given(st.sampled_from(_SCALAR_DTYPES).flatmap(lambda dt: arrays(dtype=dt, minpy=False)))
 def test_scalar_results_match_numpys_scalars(a):
-    """Where NumPy returns a scalar, minpy's result passes the same number checks,
-    converts, formats and hashes the same, and is immutable."""
+    """Where NumPy returns a scalar, minpy's untraced host result is that scalar; a
+    scalar Array (a traced or device result) passes the same number checks, converts,
+    formats and hashes the same, and is immutable."""
     want = a.sum() if a.dtype != numpy.bool_ else a.any()
-    got = np.sum(np.array(a)) if a.dtype != numpy.bool_ else np.any(np.array(a))
+    res = np.sum(np.array(a)) if a.dtype != numpy.bool_ else np.any(np.array(a))
+    assert_result_type(res, want)       # NumPy's scalar on the host, a 0-d Array on a GPU
+    got = new_scalar(numpy.asarray(want))
     assert isinstance(want, numpy.generic) and getattr(got, "_scalar", False)
     for abc in (numbers.Number, numbers.Complex, numbers.Real, numbers.Integral):
         assert isinstance(got, abc) == isinstance(want, abc), abc

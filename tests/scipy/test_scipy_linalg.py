@@ -20,6 +20,7 @@ from minpy.testing import check_grads
 
 from _matrices import well_conditioned
 from _standin import StandinNamespace, installed
+from _host import host as _host
 
 RNG = numpy.random.default_rng(5)
 
@@ -73,7 +74,7 @@ def test_solve_triangular_values(data):
     want = sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit)
     assert got.dtype == want.dtype and got.shape == want.shape
     tol = 1e-4 if dtype == numpy.float32 else 1e-10
-    numpy.testing.assert_allclose(got.asnumpy(), want, rtol=tol, atol=tol)
+    numpy.testing.assert_allclose(_host(got), want, rtol=tol, atol=tol)
 
 
 @given(data=st.data())
@@ -86,7 +87,7 @@ def test_factorizations_and_functions_values(data):
     tol = 2e-4 if dtype == numpy.float32 else 1e-9
 
     def same(got, want, dtype_as_scipy=True):
-        got = got.asnumpy()
+        got = _host(got)
         assert got.shape == numpy.shape(want)
         assert got.dtype == (numpy.asarray(want).dtype if dtype_as_scipy else dtype)
         numpy.testing.assert_allclose(got, want, rtol=tol, atol=tol)
@@ -123,12 +124,12 @@ def test_solve_values_read_what_scipy_reads(assume_a, lower):
     else:
         a = well(4, 4)
     for b in (R(4), R(4, 2)):
-        got = L.solve(A(a), A(b), assume_a=assume_a, lower=lower).asnumpy()
+        got = _host(L.solve(A(a), A(b), assume_a=assume_a, lower=lower))
         numpy.testing.assert_allclose(got, sl.solve(a, b, assume_a=assume_a, lower=lower),
                                       rtol=1e-9, atol=1e-12)
     if assume_a not in ("sym", "her", "pos"):
         b = R(4, 2)
-        got = L.solve(A(a), A(b), assume_a=assume_a, transposed=True).asnumpy()
+        got = _host(L.solve(A(a), A(b), assume_a=assume_a, transposed=True))
         numpy.testing.assert_allclose(got, sl.solve(a, b, assume_a=assume_a, transposed=True),
                                       rtol=1e-9, atol=1e-12)
     if assume_a == "tridiagonal":        # SciPy's inv does not take it: the band's inverse
@@ -139,50 +140,50 @@ def test_solve_values_read_what_scipy_reads(assume_a, lower):
         want = numpy.linalg.inv(a)
     else:
         want = sl.inv(a, assume_a=assume_a, lower=lower)
-    numpy.testing.assert_allclose(L.inv(A(a), assume_a=assume_a, lower=lower).asnumpy(), want,
+    numpy.testing.assert_allclose(_host(L.inv(A(a), assume_a=assume_a, lower=lower)), want,
                                   rtol=1e-9, atol=1e-12)
 
 
 def test_batched_values():
     a, spd, t = well(2, 3, 3), well(2, 3, 3, spd=True), tri(2, 3, 3, lower=True)
-    numpy.testing.assert_allclose(L.expm(A(a / 2)).asnumpy(), sl.expm(a / 2), rtol=1e-10)
-    numpy.testing.assert_allclose(L.sqrtm(A(spd)).asnumpy(),
+    numpy.testing.assert_allclose(_host(L.expm(A(a / 2))), sl.expm(a / 2), rtol=1e-10)
+    numpy.testing.assert_allclose(_host(L.sqrtm(A(spd))),
                                   numpy.stack([sl.sqrtm(m) for m in spd]), rtol=1e-9)
-    numpy.testing.assert_allclose(L.cholesky(A(spd)).asnumpy(),
+    numpy.testing.assert_allclose(_host(L.cholesky(A(spd))),
                                   numpy.stack([sl.cholesky(m) for m in spd]), rtol=1e-10)
     b = R(3)
-    numpy.testing.assert_allclose(L.solve_triangular(A(t), A(b), lower=True).asnumpy(),
+    numpy.testing.assert_allclose(_host(L.solve_triangular(A(t), A(b), lower=True)),
                                   numpy.stack([sl.solve_triangular(m, b, lower=True)
                                                for m in t]), rtol=1e-10)
     b = R(4, 1, 3, 2)       # batch (4, 1) broadcasts with a's (2,)
-    got = L.solve_triangular(A(t), A(b), lower=True, trans=1).asnumpy()
+    got = _host(L.solve_triangular(A(t), A(b), lower=True, trans=1))
     assert got.shape == (4, 2, 3, 2)
     numpy.testing.assert_allclose(got[3, 1], sl.solve_triangular(t[1], b[3, 0], lower=True,
                                                                  trans=1), rtol=1e-10)
     q = R(2, 3, 2)
     bb = well(2, 2)
-    numpy.testing.assert_allclose(L.solve_sylvester(A(a), A(bb), A(q)).asnumpy(),
+    numpy.testing.assert_allclose(_host(L.solve_sylvester(A(a), A(bb), A(q))),
                                   numpy.stack([sl.solve_sylvester(a[i], bb, q[i])
                                                for i in range(2)]), rtol=1e-9)
 
 
 def test_cholesky_is_upper_by_default_and_reads_one_triangle():
     spd = well(3, 3, spd=True)
-    u = L.cholesky(A(spd)).asnumpy()
+    u = _host(L.cholesky(A(spd)))
     numpy.testing.assert_allclose(u, numpy.triu(u))
     numpy.testing.assert_allclose(u.T @ u, spd, rtol=1e-12)
     garbage = numpy.tril(R(3, 3), -1)
-    numpy.testing.assert_allclose(L.cholesky(A(numpy.triu(spd) + garbage)).asnumpy(), u)
-    g = minpy.grad(lambda a: mnp.sum(L.cholesky(a)))(A(spd)).asnumpy()
+    numpy.testing.assert_allclose(_host(L.cholesky(A(numpy.triu(spd) + garbage))), u)
+    g = _host(minpy.grad(lambda a: mnp.sum(L.cholesky(a)))(A(spd)))
     assert numpy.all(numpy.tril(g, -1) == 0)         # the lower triangle is not read
-    g = minpy.grad(lambda a: mnp.sum(L.cholesky(a, lower=True)))(A(spd)).asnumpy()
+    g = _host(minpy.grad(lambda a: mnp.sum(L.cholesky(a, lower=True)))(A(spd)))
     assert numpy.all(numpy.triu(g, 1) == 0)
 
 
 def test_sqrtm_of_a_matrix_with_negative_eigenvalues_is_complex():
     a = numpy.array([[-2.0, 1.0], [0.5, 3.0]])
     got = L.sqrtm(A(a))
-    numpy.testing.assert_allclose(got.asnumpy(), sl.sqrtm(a), rtol=1e-10)
+    numpy.testing.assert_allclose(_host(got), sl.sqrtm(a), rtol=1e-10)
     check_grads(lambda a: mnp.real(L.sqrtm(a)), A(a), order=1)
 
 
@@ -209,7 +210,7 @@ def test_solve_triangular_gradients_batched_and_complex():
         check_grads(lambda a, b: L.solve_triangular(a, b, trans=trans), c, bc, order=2)
     # the triangle not read and (unit_diagonal) the diagonal get no gradient
     g = minpy.grad(lambda a: mnp.sum(L.solve_triangular(a, A(R(3)), unit_diagonal=True)))(
-        A(tri(3, 3))).asnumpy()
+_host(        A(tri(3, 3))))
     assert numpy.all(numpy.tril(g) == 0)
 
 
@@ -283,7 +284,7 @@ def test_errors_name_the_function_and_shapes():
     # check_finite=False skips the check (SciPy's LAPACK then gets the NaN)
     out = L.solve_triangular(mnp.array([[1.0, numpy.nan], [0.0, 1.0]]), mnp.ones(2),
                              check_finite=False)
-    assert numpy.isnan(out.asnumpy()).any()
+    assert numpy.isnan(_host(out)).any()
 
 
 # ---------------------------------------------------------------- GPU path (stand-in)
@@ -309,7 +310,7 @@ def test_primitives_run_on_the_gpu_backend_and_fall_back_where_missing():
                     warnings.simplefilter("always")
                     r = L.sqrtm(spd)
                 assert any("scipy.linalg.sqrtm is not available" in str(m.message) for m in w)
-                numpy.testing.assert_allclose(r.asnumpy(), sl.sqrtm(spd.asnumpy()), rtol=1e-10)
+                numpy.testing.assert_allclose(_host(r), sl.sqrtm(_host(spd)), rtol=1e-10)
                 assert minpy.dispatch.stats()["fallbacks"]["scipy.linalg.sqrtm"] == 1
         finally:
             del _util.GPU_NAMESPACES["standin"]
@@ -332,7 +333,7 @@ def test_solve_banded_values_and_gradients(l, u, bshape):
     got = L.solve_banded((l, u), A(ab), A(b))
     want = sl.solve_banded((l, u), ab, b)
     assert got.shape == want.shape and got.dtype == want.dtype
-    numpy.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12, atol=1e-12)
+    numpy.testing.assert_allclose(_host(got), want, rtol=1e-12, atol=1e-12)
     check_grads(lambda ab, b: L.solve_banded((l, u), ab, b), A(ab), A(b), order=2)
 
 
@@ -340,10 +341,10 @@ def test_solve_banded_gradient_is_zero_on_the_unused_corners_and_complex():
     l, u = 1, 2
     g = minpy.grad(lambda ab: mnp.sum(L.solve_banded((l, u), ab, A(numpy.ones(5)))))(
         A(_band(l, u, 5)))
-    g = g.asnumpy()
+    g = _host(g)
     assert (g[0, :2] == 0).all() and g[1, 0] == 0 and g[3, -1] == 0 and (g[2] != 0).all()
     abc, bc = _band(l, u, 4, complex_=True), numpy.arange(4) + 1j
-    numpy.testing.assert_allclose(L.solve_banded((l, u), A(abc), A(bc)).asnumpy(),
+    numpy.testing.assert_allclose(_host(L.solve_banded((l, u), A(abc), A(bc))),
                                   sl.solve_banded((l, u), abc, bc), rtol=1e-12)
     check_grads(lambda ab, b: mnp.abs(L.solve_banded((l, u), ab, b)) ** 2, A(abc), A(bc),
                 order=2)

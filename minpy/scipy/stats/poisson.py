@@ -5,7 +5,6 @@ has probability 0 (``-inf`` log); ``mu < 0`` gives NaN, as SciPy. Results
 keep ``mu``'s floating dtype (integer counts are cast to it).
 """
 import minpy.numpy as mnp
-from ...core.array import Array
 from ...core.autograd import stop_gradient
 from .. import special
 from .._util import as_operand, log_prob, named, nan_unless, make_rvs
@@ -16,8 +15,8 @@ __all__ = ["pmf", "logpmf", "cdf", "logcdf", "sf", "logsf", "rvs"]
 def _prepare(k, mu, loc):
     k, mu, loc = (as_operand(v) for v in (k, mu, loc))
     k = stop_gradient(k - loc)
-    if type(k) is Array and k.dtype.kind in "iub" and type(mu) is Array and \
-            mu.dtype.kind == "f":
+    kd, md = getattr(k, "dtype", None), getattr(mu, "dtype", None)   # Arrays, NumPy scalars
+    if kd is not None and kd.kind in "iub" and md is not None and md.kind == "f":
         k = k.astype(mu.dtype)          # integer counts compute in mu's dtype
     return k, mu, mu >= 0
 

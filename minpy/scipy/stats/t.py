@@ -27,8 +27,7 @@ def logpdf(x, df, loc=0.0, scale=1.0):
     Args:
         x: array_like of points.
         df: array_like degrees of freedom > 0 (``inf`` allowed).
-        loc, scale: array_like location and scale > 0.
-        All four broadcast.
+        loc, scale: array_like location and scale > 0. All four broadcast.
     Returns:
         An Array of the broadcast shape.
 
