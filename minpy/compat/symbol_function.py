@@ -5,6 +5,9 @@ module on first use: it needs :mod:`minpy.symbol`, which ``import minpy`` does n
 """
 import functools
 
+import numpy
+
+from ..core.array import Array
 from ..symbol.function import Function as _SymbolFunction, function
 
 __all__ = ["Function", "function"]
@@ -15,6 +18,12 @@ class Function(_SymbolFunction):
 
     - A call ignores keyword arguments the symbol does not take: MinPy
       programs pass the whole ``model.params`` (``self.conv(X=X, **self.params)``).
+    - Inputs of another dtype are converted to the Function's ``dtype`` (float32
+      by default), as MinPy's ``copyto`` into the bound executor did: float64
+      data, integer labels. The conversion is differentiable.
+    - An argument left out keeps its bound value, zeros of the shape inferred
+      from the given inputs, as in MinPy's freshly bound executor (a label not
+      needed for prediction).
     - ``get_params()`` returns MinPy's parameter configs ``{name: {'shape': shape}}``
       for ``ModelBase.add_params``; ``get_param_arrays`` gives initialised arrays
       (``minpy.symbol.Function.get_params``).
@@ -22,8 +31,33 @@ class Function(_SymbolFunction):
 
     def __call__(self, *args, is_train=None, **inputs):
         known = self._known_names
-        return super().__call__(*args, is_train=is_train,
-                                **{k: v for k, v in inputs.items() if k in known})
+        given = {k: self._converted(v) for k, v in inputs.items() if k in known}
+        omitted = [n for n in self.arg_names if n not in given]
+        if omitted and not args:
+            given.update(self._bound_values(omitted, given))
+        return super().__call__(*args, is_train=is_train, **given)
+
+    def _converted(self, value):
+        """``value`` in the Function's dtype (MinPy copied inputs into float32 arrays)."""
+        if isinstance(value, Array):
+            return value if value.dtype == self.dtype else value.astype(self.dtype)
+        value = numpy.asarray(value)
+        return value if value.dtype == self.dtype else value.astype(self.dtype)
+
+    def _bound_values(self, omitted, given):
+        """Zeros for the ``omitted`` arguments, their shapes inferred from ``given``'s."""
+        shapes = tuple(sorted((k, tuple(v.shape)) for k, v in given.items()
+                              if k in self.arg_names))
+        cache = self.__dict__.setdefault("_omitted_shapes", {})
+        if shapes not in cache:
+            try:
+                arg_shapes, _, _ = self.symbol.infer_shape_partial(**dict(shapes))
+            except ValueError:
+                return {}       # the call below names the shapes the graph cannot take
+            cache[shapes] = dict(zip(self.arg_names, arg_shapes))
+        inferred = cache[shapes]
+        return {n: numpy.zeros(inferred[n], self.dtype) for n in omitted
+                if inferred.get(n) is not None}
 
     @functools.cached_property
     def _known_names(self):

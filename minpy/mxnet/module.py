@@ -7,7 +7,9 @@
 
 The symbol's arguments split into inputs (``data_names``, ``label_names``) and
 parameters (the rest). ``bind`` makes one :class:`~minpy.symbol.Executor`
-(``simple_bind``; inputs bound as float32, MXNet's default) on one context;
+(``simple_bind``; inputs bound as float32, MXNet's default) on one context, or
+one per context over slices of each batch (:mod:`minpy.mxnet.executor_group`:
+data parallel, gradients summed through a KVStore);
 the module keeps its own CPU copies of the parameters (``get_params``), synced
 from the executor after updates, as MXNet does. A batch whose data shape
 differs from the bound one (a smaller last batch, another image size)
@@ -29,6 +31,7 @@ from ..symbol import Symbol
 from .base_module import BaseModule
 from ..nn.io.batch import DataBatch, DataDesc
 from ..nn.checkpoint import load_checkpoint, save_checkpoint
+from .executor_group import ExecutorGroup, batch_axis
 from .module_params import ParamsMixin
 
 __all__ = ["Module", "BaseModule", "DataBatch", "DataDesc"]
@@ -36,21 +39,23 @@ __all__ = ["Module", "BaseModule", "DataBatch", "DataDesc"]
 _GRAD_REQS = ("write", "add", "null")
 
 
-def _one_context(context, work_load_list):
+def _contexts(context, work_load_list):
+    """The list of Contexts (MXNet: one executor per context) and their work loads."""
     if context is None:
         context = cpu()
-    if isinstance(context, (list, tuple)):
-        if len(context) != 1:
-            raise NotImplementedError(f"Module: one context only, got {list(context)}; "
-                                      f"minpy.nn.Solver(ctx=[...]) trains data-parallel")
-        context = context[0]
-    if not isinstance(context, Context):
-        raise TypeError(f"Module: context must be a minpy Context (minpy.cpu(), minpy.gpu(i)), "
-                        f"got {context!r}")
-    if work_load_list is not None and len(work_load_list) != 1:
+    contexts = list(context) if isinstance(context, (list, tuple)) else [context]
+    if not contexts:
+        raise ValueError("Module: context is an empty list")
+    for c in contexts:
+        if not isinstance(c, Context):
+            raise TypeError(f"Module: context must be a minpy Context (minpy.cpu(), "
+                            f"minpy.gpu(i)) or a list of them, got {c!r}")
+    if work_load_list is None:
+        work_load_list = [1] * len(contexts)
+    if len(work_load_list) != len(contexts):
         raise ValueError(f"Module: work_load_list needs one entry per context, got "
-                         f"{work_load_list!r} for 1 context")
-    return context
+                         f"{work_load_list!r} for {len(contexts)} contexts")
+    return contexts, list(work_load_list)
 
 
 def _descs(method, names, shapes, what, strict):
@@ -77,21 +82,21 @@ def _descs(method, names, shapes, what, strict):
 
 
 class Module(ParamsMixin, BaseModule):
-    """A module over one Symbol on one context (MXNet's ``mx.mod.Module``).
+    """A module over one Symbol on one or several contexts (MXNet's ``mx.mod.Module``).
 
     Args:
         symbol: the network (a ``minpy.symbol.Symbol``).
         data_names, label_names: its arguments fed from ``batch.data`` /
             ``batch.label`` (None: none).
         logger: where ``fit`` logs (default: the ``logging`` module).
-        context: a Context, or a list of one (default ``minpy.cpu()``).
-        work_load_list: None, or one weight for the one context.
+        context: a Context, or a list of them (default ``minpy.cpu()``): several
+            split each batch among them (data parallel, as MXNet).
+        work_load_list: None (equal), or one weight per context for its share.
         fixed_param_names: parameters bound without gradients (never updated).
     Raises:
         ValueError: a data name or fixed parameter name that is not an argument
             of the symbol (a label name that is not only warns, as MXNet).
-        NotImplementedError: several contexts, ``state_names``, ``group2ctxs``,
-            ``compression_params``.
+        NotImplementedError: ``state_names``, ``group2ctxs``, ``compression_params``.
     """
 
     def __init__(self, symbol, data_names=("data",), label_names=("softmax_label",),
@@ -105,7 +110,8 @@ class Module(ParamsMixin, BaseModule):
                             ("compression_params", compression_params)):
             if value:
                 raise NotImplementedError(f"Module: {name} is not supported")
-        self._context = _one_context(context, work_load_list)
+        self._contexts, self._work_load_list = _contexts(context, work_load_list)
+        self._context = self._contexts[0]
         self._symbol = symbol
         self._data_names = list(data_names or [])
         self._label_names = list(label_names or [])
@@ -129,6 +135,11 @@ class Module(ParamsMixin, BaseModule):
         self._params_dirty = False
         self._optimizer = self._preload_opt_states = None
         self._exec = self._data_shapes = self._label_shapes = None
+
+    @property
+    def _multi(self):
+        """Bound over several contexts (an ExecutorGroup)."""
+        return isinstance(self._exec, ExecutorGroup)
 
     # ------------------------------------------------------------ description
     data_names = property(lambda self: self._data_names, doc="The data input names.")
@@ -187,10 +198,15 @@ class Module(ParamsMixin, BaseModule):
         args = self._symbol.list_arguments()
         shapes = {d.name: d.shape for d in data + (labels or []) if d.name in args}
         reqs = self._grad_reqs(args, for_training, inputs_need_grad, grad_req)
+        types = {k: numpy.float32 for k in shapes}
         try:
-            exe = self._symbol.simple_bind(self._context, grad_req=reqs,
-                                           type_dict={k: numpy.float32 for k in shapes},
-                                           **shapes)
+            if len(self._contexts) == 1:
+                exe = self._symbol.simple_bind(self._context, grad_req=reqs, type_dict=types,
+                                               **shapes)
+            else:
+                axes = {d.name: batch_axis(d) for d in data + (labels or []) if d.name in args}
+                exe = ExecutorGroup(self._symbol, self._contexts, self._work_load_list,
+                                    shapes, axes, reqs, types)
         except ValueError as e:
             raise ValueError(f"Module.bind: cannot bind the symbol to input shapes {shapes}: "
                              f"{e}") from e
@@ -325,16 +341,26 @@ class Module(ParamsMixin, BaseModule):
     def update(self):
         """Update the parameters from the last backward's gradients with the optimizer."""
         self._need("update", optimizer=True)
-        grads = self._exec.grad_dict
+        grads = self._exec.execs[0].grad_dict if self._multi else self._exec.grad_dict
         names = [n for n in self._param_names if n in grads]
         self._params_dirty = True
-        self._optimizer.update(names, [self._exec.arg_dict[n] for n in names],
-                               [grads[n] for n in names])
+        if self._multi:
+            self._update_through_kvstore(names, [self._exec.param_arrays(n) for n in names],
+                                         [self._exec.param_grads(n) for n in names])
+            return
+        weights, grads = [self._exec.arg_dict[n] for n in names], [grads[n] for n in names]
+        if self._kvstore is not None:
+            self._update_through_kvstore(names, weights, grads)
+        else:
+            self._optimizer.update(names, weights, grads)
 
     def get_outputs(self, merge_multi_context=True):
         """The outputs of the last forward (the executor's arrays, overwritten by the next
         forward); ``merge_multi_context=False`` gives ``[[out], ...]``."""
         self._need("get_outputs")
+        if self._multi:
+            return (list(self._exec.outputs) if merge_multi_context
+                    else self._exec.outputs_per_device)
         outs = list(self._exec.outputs)
         return outs if merge_multi_context else [[o] for o in outs]
 
@@ -343,6 +369,8 @@ class Module(ParamsMixin, BaseModule):
         self._need("get_input_grads")
         if not self.inputs_need_grad:
             raise RuntimeError("Module.get_input_grads: bind with inputs_need_grad=True")
+        if self._multi and not merge_multi_context:
+            return [[e.grad_dict[d.name] for e in self._exec.execs] for d in self._data_shapes]
         grads = [self._exec.grad_dict[d.name] for d in self._data_shapes]
         return grads if merge_multi_context else [[g] for g in grads]
 

@@ -14,6 +14,7 @@ import warnings
 import numpy
 
 from ..dispatch.context import cpu
+from .. import kvstore as _kvstore
 from ..nn import checkpoint
 from . import optimizer as mx_optimizer
 from ..nn import optim
@@ -31,7 +32,7 @@ def host(value):
 class ParamsMixin:
     """Parameters (CPU copies, initialisation, assignment) and the optimizer of a Module."""
 
-    _arg_params = _aux_params = _optimizer = _preload_opt_states = None
+    _arg_params = _aux_params = _optimizer = _preload_opt_states = _kvstore = None
     _params_dirty = False
 
     @staticmethod
@@ -72,9 +73,10 @@ class ParamsMixin:
             return
         self._need("init_params", params=False)
         attrs = self._symbol.attr_dict()
-        for given, target, what in ((arg_params, self._arg_params, "arg_params"),
-                                    (aux_params, self._aux_params, "aux_params")):
-            self._check_given("init_params", given, target, what, allow_missing, allow_extra)
+        pairs = ((arg_params, self._arg_params, "arg_params"),
+                 (aux_params, self._aux_params, "aux_params"))
+        self._check_given("init_params", pairs, allow_missing, allow_extra)
+        for given, target, what in pairs:
             for name in sorted(target):
                 if given is not None and name in given:
                     self._assign("init_params", target[name], given[name], what, name)
@@ -86,18 +88,24 @@ class ParamsMixin:
         self._exec.copy_params_from(self._arg_params, self._aux_params)
         self.params_initialized, self._params_dirty = True, False
 
-    def _check_given(self, method, given, target, what, allow_missing, allow_extra):
-        if given is None:
+    def _check_given(self, method, pairs, allow_missing, allow_extra):
+        """MXNet's order: a name missing from the given dicts first (RuntimeError, as
+        ``init_params``' ``"... is not presented"``), then names the symbol lacks
+        (ValueError, as ``Executor.copy_params_from``)."""
+        if not allow_missing:
+            for given, target, what in pairs:
+                missing = sorted(n for n in target if given is not None and n not in given)
+                if missing:
+                    raise RuntimeError(f"Module.{method}: {missing} are missing from {what} "
+                                       f"(allow_missing=True leaves them to the initializer)")
+        if allow_extra:
             return
         inputs = set(self._data_names) | set(self._label_names)
-        extra = sorted(k for k in given if k not in target and k not in inputs)
-        if extra and not allow_extra:
-            raise ValueError(f"Module.{method}: {what} has {extra}, which the symbol does not "
-                             f"take (allow_extra=True ignores them)")
-        missing = sorted(n for n in target if n not in given)
-        if missing and not allow_missing:
-            raise RuntimeError(f"Module.{method}: {missing} are missing from {what} "
-                               f"(allow_missing=True leaves them to the initializer)")
+        for given, target, what in pairs:
+            extra = sorted(k for k in given or () if k not in target and k not in inputs)
+            if extra:
+                raise ValueError(f"Module.{method}: {what} has {extra}, which the symbol does "
+                                 f"not take (allow_extra=True ignores them)")
 
     @staticmethod
     def _assign(method, arr, value, what, name):
@@ -123,9 +131,10 @@ class ParamsMixin:
         self._need("set_params", params=False)
         if self._params_dirty:
             self._sync_params_from_exec()
-        for given, target, what in ((arg_params, self._arg_params, "arg_params"),
-                                    (aux_params, self._aux_params, "aux_params")):
-            self._check_given("set_params", given, target, what, True, allow_extra)
+        pairs = ((arg_params, self._arg_params, "arg_params"),
+                 (aux_params, self._aux_params, "aux_params"))
+        self._check_given("set_params", pairs, True, allow_extra)
+        for given, target, what in pairs:
             for name in target:
                 if given is not None and name in given:
                     self._assign("set_params", target[name], given[name], what, name)
@@ -153,7 +162,10 @@ class ParamsMixin:
         """Install the optimizer (ignored, with a warning, if one is installed).
 
         Args:
-            kvstore: ``'local'``, ``'device'`` or None (one device: no KVStore, as MXNet).
+            kvstore: ``'local'``, ``'device'`` or None (one device: no KVStore, as MXNet);
+                a ``dist_*`` kind, or a KVStore object (``minpy.kvstore.create``), which
+                then holds the weights and applies the optimizer on each push (MXNet's
+                ``update_on_kvstore``; ``dist_*sync``: ``rescale_grad`` over all workers).
             optimizer: ``'sgd'``, ``'adam'``, ``'rmsprop'``, ``'adagrad'``; a
                 :class:`minpy.mxnet.optimizer.Optimizer`; or a ``minpy.nn.optim``
                 optimizer (its gradients rescaled by ``1 / batch_size``).
@@ -163,16 +175,17 @@ class ParamsMixin:
         Raises:
             RuntimeError: not bound or parameters not initialized.
             ValueError / TypeError: an unknown optimizer or keyword.
-            NotImplementedError: a distributed or object KVStore.
+            TypeError: a kvstore that is not a KVStore, name or None.
         """
         self._need("init_optimizer")
         if self.optimizer_initialized and not force_init:
             self.logger.warning("optimizer already initialized, ignoring...")
             return
-        if kvstore is not None and (not isinstance(kvstore, str) or "dist" in kvstore):
-            raise NotImplementedError(f"Module.init_optimizer: kvstore={kvstore!r} is not "
-                                      f"supported; use 'local' or None on one device")
-        rescale_grad = 1.0 / self._data_shapes[0].shape[0]
+        kv = self._kvstore_for(kvstore, len(self._contexts))
+        batch_size = self._data_shapes[0].shape[0]
+        if kv is not None and "dist" in kv.type and "_sync" in kv.type:
+            batch_size *= kv.num_workers
+        rescale_grad = 1.0 / batch_size
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
             params.setdefault("rescale_grad", rescale_grad)
@@ -193,9 +206,49 @@ class ParamsMixin:
                             f"minpy.mxnet.optimizer.Optimizer or a minpy.nn.optim optimizer, got "
                             f"{type(optimizer).__name__}")
         self._optimizer, self.optimizer_initialized = optimizer, True
+        self._kvstore = kv
+        if kv is not None:          # MXNet's update_on_kvstore: push gradients, pull weights
+            for name in self._param_names:
+                kv.init(name, self._arg_params[name])
+            kv.set_optimizer(optimizer)
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)
             self._preload_opt_states = None
+
+    @staticmethod
+    def _kvstore_for(kvstore, num_device):
+        """MXNet's ``_create_kvstore``: a KVStore object is used as it is; a name makes
+        one for a ``dist`` kind or several devices (``'local'``/``'device'`` on one
+        device need none); None: none (refused for several devices, whose gradients
+        MXNet would not sum)."""
+        if kvstore is None:
+            if num_device > 1:
+                raise NotImplementedError("Module.init_optimizer: kvstore=None over several "
+                                          "contexts (MXNet updates each copy with its own "
+                                          "slice's gradient); use kvstore='local' or "
+                                          "'device' to sum them")
+            return None
+        if isinstance(kvstore, str):
+            if kvstore not in _kvstore.KINDS:
+                raise ValueError(f"Module.init_optimizer: unknown kvstore {kvstore!r}; "
+                                 f"expected one of {_kvstore.KINDS}")
+            if num_device == 1 and "dist" not in kvstore:
+                return None
+            return _kvstore.create(kvstore)
+        needed = ("type", "init", "push", "pull", "set_optimizer")
+        if not all(hasattr(kvstore, a) for a in needed):
+            raise TypeError(f"Module.init_optimizer: kvstore must be a KVStore "
+                            f"(minpy.kvstore.create(...)), a kind name or None, got "
+                            f"{type(kvstore).__name__}")
+        return kvstore
+
+    def _update_through_kvstore(self, names, weights, grads):
+        """Push each gradient (list: one per device) and pull the updated weight back,
+        MXNet's ``_update_params_on_kvstore`` (priority ``-index``)."""
+        kv = self._kvstore
+        for i, (name, w, g) in enumerate(zip(names, weights, grads)):
+            kv.push(name, g, priority=-i)
+            kv.pull(name, out=w, priority=-i)
 
     def borrow_optimizer(self, shared_module):
         """Use ``shared_module``'s installed optimizer."""

@@ -13,7 +13,8 @@ training loop), ``minpy.nn.callbacks`` (its one callback protocol: progress
 bars, checkpoints, non-finite losses, lr decay, plots), ``minpy.nn.parallel``
 (the Solver's data parallelism: replicas on several devices and workers, kept
 equal through a KVStore) and ``minpy.nn.checkpoint`` (training-state files and MXNet's
-checkpoints).
+checkpoints). ``minpy.nn.model_builder`` (MinPy's ``Sequential``/``Affine``/``ReLU``
+... model builder, imported on use).
 """
 from . import layers, init, optim, io, checkpoint, model, parallel, callbacks, solver
 from .optim import schedule

@@ -131,7 +131,8 @@ class Executor:
     """
 
     def __init__(self, symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
-                 plan_memory=None, memory_options=None, mirror=None, *, plan=None):
+                 plan_memory=None, memory_options=None, mirror=None, *, plan=None,
+                 shared_heads=None):
         ctx = current_context() if ctx is None else ctx
         argn, auxn = symbol.list_arguments(), symbol.list_auxiliary_states()
         args = {k: _as_array(v, ctx, k) for k, v in _by_name(args, argn, "args").items()}
@@ -159,7 +160,7 @@ class Executor:
         elif plan.symbol is not symbol:
             raise ValueError("bind: plan= was made for another symbol")
         with backend_for(ctx).device(ctx.device_id):     # views and fills of device memory
-            self._setup(plan, ctx, args, grads, aux)
+            self._setup(plan, ctx, args, grads, aux, shared_heads or {})
 
     @classmethod
     def simple(cls, symbol, ctx=None, grad_req="write", type_dict=None, plan_memory=None,
@@ -184,7 +185,7 @@ class Executor:
         return cls(symbol, ctx, args, grads, plan.grad_req, aux, plan=plan)
 
     # ------------------------------------------------------------------ setup
-    def _setup(self, plan, ctx, args, grads, aux):
+    def _setup(self, plan, ctx, args, grads, aux, shared_heads):
         self.plan, self._ctx, self._symbol = plan, ctx, plan.symbol
         backend = backend_for(ctx)
         xp = self._xp = backend.xp
@@ -207,6 +208,10 @@ class Executor:
             self._grads[k] = g
             if k not in plan.grad_entry and plan.grad_req.get(k) == "write":
                 _fill(g, 0)        # no gradient reaches it: it is zero
+        for e, a in shared_heads.items():
+            if hold[e] is None:
+                self._check("output", a, e)
+                hold[e] = a
         for e in list(plan.head_grad_entry.values()) + plan.heads:
             if hold[e] is None:
                 hold[e] = new(alloc(xp.zeros, plan.shapes[e], plan.dtypes[e]))
@@ -424,40 +429,83 @@ class Executor:
         engine.waitall()
         self._synchronize()
 
-    def reshape(self, partial_shaping=False, allow_up_sizing=False, **shapes):
-        """A new executor for new input shapes sharing this one's arrays.
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new input shapes sharing this one's memory (MXNet's
+        ``Executor.reshape``: for variable-length batches and bucketing).
 
-        Arguments, gradients and aux states whose shape does not change are
-        the same Arrays (parameters are shared, for bucketing); the others
-        are new.  Unless ``partial_shaping``, only the arguments named in
-        ``shapes`` may change shape.
+        An argument, gradient or aux state whose new shape has no more elements than
+        the old one is a view of the old array's storage (its first elements; the
+        same Array when the shape is unchanged), so writes through either executor are
+        seen by both; so are the outputs. A larger one is a new array, and only with
+        ``allow_up_sizing``. Unless ``partial_shaping``, only the arguments named in
+        ``kwargs`` may change shape. The two executors share state: do not run them
+        concurrently. See also mxnet.executor.Executor.reshape.
+
+        Raises:
+            ValueError: an unknown argument name; a larger array without
+            ``allow_up_sizing``; an unnamed argument or aux state whose shape would
+            change without ``partial_shaping``.
         """
         plan = self.plan
-        cur = {k: tuple(self.arg_dict[k].shape) for k in plan.arg_names}
-        for k in shapes:
-            if k not in cur:
-                raise ValueError(f"reshape: {k!r} is not an argument")
+        shapes = {}
+        for k, v in kwargs.items():
+            if k not in self.arg_dict:
+                raise ValueError(f"reshape: {k!r} is not an argument; arguments are "
+                                 f"{list(self.arg_dict)}")
+            if not isinstance(v, (tuple, list)):
+                raise TypeError(f"reshape: the shape of {k!r} must be a tuple, got {v!r}")
+            shapes[k] = tuple(int(d) for d in v)
         # infer from the new shapes; arguments they do not determine keep their shapes
-        inferred = self._symbol.infer_shape(**shapes)[0]
-        cur = {k: s if s is not None else cur[k] for k, s in zip(plan.arg_names, inferred)}
-        new_plan = GraphPlan(self._symbol, cur, {k: a.dtype for k, a in self.arg_dict.items()},
-                             plan.grad_req, plan.plan_enabled, plan.memory_options,
-                             plan.mirror_arg, plan.fusion_arg)
+        arg_s, _, aux_s = self._symbol.infer_shape_partial(**shapes)
+        new_args = {k: s if s is not None else tuple(self.arg_dict[k].shape)
+                    for k, s in zip(self._symbol.list_arguments(), arg_s)}
+        new_aux = {k: s if s is not None else tuple(self.aux_dict[k].shape)
+                   for k, s in zip(self._symbol.list_auxiliary_states(), aux_s)}
+
+        def share(name, old, shape, named):
+            if not (partial_shaping or named or shape == tuple(old.shape)):
+                raise ValueError(
+                    f"reshape: Shape of unspecified arg: {name} changed (from "
+                    f"{tuple(old.shape)} to {shape}). This can cause the new executor to not "
+                    "share parameters with the old one. Please check for error in network. "
+                    "If this is intended, set partial_shaping=True")
+            if _size(shape) > _size(old.shape):
+                if not allow_up_sizing:
+                    raise ValueError(
+                        f"reshape: New shape of arg: {name} is larger than original "
+                        f"({tuple(old.shape)} -> {shape}). First making a big executor and "
+                        "then down sizing it is more efficient than the reverse. If you "
+                        "really want to up size, set allow_up_sizing=True to enable "
+                        "allocation of new arrays.")
+                return None
+            return _view(old, shape, f"reshape: {name}")
+
+        args, grads, aux = {}, {}, {}
+        for k, shape in new_args.items():
+            old = self.arg_dict[k]
+            args[k] = share(k, old, shape, k in shapes)
+            if k in self._grads:
+                grads[k] = None if args[k] is None else \
+                    _view(self._grads[k], shape, f"reshape: gradient of {k}")
+        for k, shape in new_aux.items():
+            aux[k] = share(k, self.aux_dict[k], shape, False)
+        dtypes = {k: a.dtype for k, a in self.arg_dict.items()}
+        new_plan = GraphPlan(self._symbol, new_args, dtypes, plan.grad_req, plan.plan_enabled,
+                             plan.memory_options, plan.mirror_arg, plan.fusion_arg)
         alloc, xp = _allocator(self._ctx), self._xp
 
-        def pick(old, e, name):
-            if old is not None and tuple(old.shape) == new_plan.shapes[e]:
-                return old
-            if not partial_shaping and name not in shapes:
-                raise ValueError(f"reshape: {name!r} would change shape from "
-                                 f"{None if old is None else tuple(old.shape)} to "
-                                 f"{new_plan.shapes[e]}; pass partial_shaping=True")
+        def fresh(e):
             return new(alloc(xp.zeros, new_plan.shapes[e], new_plan.dtypes[e]))
-        args = {k: pick(self.arg_dict[k], e, k) for k, e in new_plan.arg_entry.items()}
-        aux = {k: pick(self.aux_dict[k], e, k) for k, e in new_plan.aux_entry.items()}
-        grads = {k: pick(self._grads.get(k), new_plan.arg_entry[k], k) for k in self._grads}
+        args = {k: a if a is not None else fresh(new_plan.arg_entry[k]) for k, a in args.items()}
+        aux = {k: a if a is not None else fresh(new_plan.aux_entry[k]) for k, a in aux.items()}
+        grads = {k: g if g is not None else fresh(new_plan.arg_entry[k]) for k, g in grads.items()}
+        heads = {}          # outputs in the old outputs' storage where they fit (MXNet's pool)
+        for e, old in zip(new_plan.heads, self.outputs):
+            if old.dtype == new_plan.dtypes[e] and _size(new_plan.shapes[e]) <= old.size \
+                    and _contiguous(old):
+                heads[e] = _view(old, new_plan.shapes[e], "reshape: output")
         return Executor(self._symbol, self._ctx, args, grads, plan.grad_req, aux,
-                        plan=new_plan)
+                        plan=new_plan, shared_heads=heads)
 
     def memory_report(self, categories=True):
         """Bytes used by this executor (see ``GraphPlan.memory_report``): what
@@ -501,6 +549,32 @@ def _fill(arr, value):
     as a write."""
     arr._data[...] = value
     mutated(arr)
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _contiguous(arr):
+    return bool(arr._data.flags.c_contiguous)
+
+
+def _view(arr, shape, what):
+    """Array ``arr`` itself when it has ``shape``, else an Array viewing the first
+    elements of its storage with ``shape`` (MXNet's ``NDArray.Reshape``): writes through
+    either are seen by both, and the view orders against ``arr`` on the engine."""
+    shape = tuple(shape)
+    if tuple(arr.shape) == shape:
+        return arr
+    if not _contiguous(arr):
+        raise ValueError(f"{what}: the bound array is not contiguous, so a smaller array "
+                         "cannot share its storage")
+    v = new(arr._data.reshape(-1)[:_size(shape)].reshape(shape))
+    v._var = var_of(arr)
+    return v
 
 
 def _allocator(ctx):

@@ -119,7 +119,7 @@ class Function:
         self.output_names = list(symbol.list_outputs())
         self.input_names = list(input_shapes)
         self._check_names(input_shapes, self.arg_names + self.aux_names, "input_shapes")
-        arg_s, out_s, aux_s = symbol.infer_shape(**input_shapes)
+        arg_s, out_s, aux_s = symbol.infer_shape_partial(**input_shapes)
         unknown = [n for n, s in zip(self.arg_names + self.aux_names, arg_s + aux_s) if s is None]
         if unknown:
             raise ShapeError(f"Function {self.name!r}: cannot infer the shapes of {unknown} "

@@ -11,6 +11,8 @@ operators compose symbols into new nodes; nothing runs until an executor is
 bound.
 """
 
+import warnings
+
 import numpy
 
 # importing the operator modules registers the operators (MXNet's others and aliases too)
@@ -21,9 +23,14 @@ from .executor import Executor
 from .graph import IndexedGraph, Node, topo_sort
 from .graph_plan import GraphPlan
 from .passes.infer import infer_shapes, infer_types
+from .ops.mxnet_signatures import SIGNATURES
 from .registry import OPS, auto_name, parse_attr_value
 
 __all__ = ["Symbol", "Variable", "var", "Group", "OP_FUNCTIONS"]
+
+#: MXNet 1.9.1's bare attribute keywords of operator functions (``lr_mult=2`` is the
+#: attribute ``__lr_mult__``; its ``kHiddenKeys``)
+_HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
 
 
 class Symbol:
@@ -114,13 +121,21 @@ class Symbol:
 
     # ------------------------------------------------------------ attributes
     def attr(self, key):
-        """User attribute ``key`` of this symbol's node, or None."""
-        return self._outputs[0][0].user_attrs.get(key)
+        """User attribute ``key`` of this symbol's node, or None (``lr_mult`` finds
+        ``__lr_mult__``, as MXNet's hidden keys). See also mxnet.symbol.Symbol.attr."""
+        ua = self._outputs[0][0].user_attrs
+        if key not in ua and key in _HIDDEN_KEYS:
+            return ua.get(f"__{key}__")
+        return ua.get(key)
 
     def list_attr(self, recursive=False):
-        """User attributes of this node; ``recursive``: of every node, as ``name$key``."""
+        """User attributes of this node (a hidden ``__lr_mult__`` also as ``lr_mult``, as
+        MXNet lists them); ``recursive``: of every node, as ``name$key``."""
         if not recursive:
-            return dict(self._outputs[0][0].user_attrs)
+            ua = dict(self._outputs[0][0].user_attrs)
+            ua.update({h: ua[f"__{h}__"] for h in _HIDDEN_KEYS
+                       if f"__{h}__" in ua and h not in ua})
+            return ua
         return {f"{n.name}${k}": v for n in self._nodes() for k, v in n.user_attrs.items()}
 
     def attr_dict(self):
@@ -171,17 +186,34 @@ class Symbol:
         Returns:
             ``(arg_shapes, out_shapes, aux_shapes)``, lists of tuples in
             ``list_arguments`` / ``list_outputs`` / ``list_auxiliary_states``
-            order; a shape that cannot be inferred is None (partial inference;
-            MXNet returns ``(None, None, None)`` there instead).
+            order; ``(None, None, None)``, with a UserWarning listing the arguments
+            whose shapes are unknown, when not every shape can be inferred (as MXNet;
+            :meth:`infer_shape_partial` gives the shapes it could infer).
         Raises:
             ShapeError (a ValueError) naming the node, its input shapes and
             what was expected, when the shapes are inconsistent.
+        See also mxnet.symbol.Symbol.infer_shape.
         """
-        return self._infer(self._shapes_in(args, kwargs, "infer_shape"), "shape")
+        res = self.infer_shape_partial(*args, **kwargs)
+        if all(s is not None for part in res for s in part):
+            return res
+        unknowns = []
+        for name, shape in zip(self.list_arguments(), res[0]):
+            if shape is None:
+                if len(unknowns) >= 10:
+                    unknowns.append("...")
+                    break
+                unknowns.append(f"{name}: ()")
+        warnings.warn("Cannot decide shape for the following arguments (0s in shape means "
+                      "unknown dimensions). Consider providing them as input:\n\t"
+                      + "\n\t".join(unknowns), stacklevel=2)
+        return None, None, None
 
     def infer_shape_partial(self, *args, **kwargs):
-        """Same as :meth:`infer_shape`: unknown shapes are None."""
-        return self.infer_shape(*args, **kwargs)
+        """As :meth:`infer_shape`, but a shape that cannot be inferred is None (MXNet
+        shows ``()`` there) instead of the whole answer being ``(None, None, None)``.
+        See also mxnet.symbol.Symbol.infer_shape_partial."""
+        return self._infer(self._shapes_in(args, kwargs, "infer_shape"), "shape")
 
     def infer_type(self, *args, **kwargs):
         """Infer dtypes from the dtypes of some inputs; returns
@@ -191,16 +223,26 @@ class Symbol:
     # --------------------------------------------------------- composition
     def __call__(self, *args, **kwargs):
         """A copy of this symbol whose variables are replaced by the given
-        symbols (positional: in ``list_arguments`` order; keyword: by name)."""
+        symbols (positional: in ``list_arguments`` order; keyword: by name, not both);
+        ``name`` renames the copy's (first) output node, as MXNet's ``_compose``.
+        See also mxnet.symbol.Symbol.__call__."""
+        name = kwargs.pop("name", None)
+        if args and kwargs:
+            raise TypeError("compose only accept input Symbols either as positional or "
+                            "keyword arguments, not both")
+        for v in list(args) + list(kwargs.values()):
+            if not isinstance(v, Symbol):
+                raise TypeError(f"Compose expect `Symbol` as arguments, got {v!r}")
         sub = dict(zip(self.list_arguments(), args))
         sub.update(kwargs)
         for k, v in sub.items():
-            if not isinstance(v, Symbol) or len(v) != 1:
+            if len(v) != 1:
                 raise TypeError(f"compose: {k} must be a single-output Symbol")
         unknown = set(sub) - set(self.list_inputs())
         if unknown:
-            raise ValueError(f"compose: {sorted(unknown)} are not inputs of this symbol")
-        memo = {}
+            raise ValueError(f"compose: {sorted(unknown)} are not inputs of this symbol; "
+                             f"inputs are {self.list_inputs()}")
+        memo, made = {}, set()
         for n in self._nodes():
             if n.op is None and n.name in sub:
                 memo[id(n)] = sub[n.name]._outputs[0]
@@ -210,7 +252,27 @@ class Symbol:
                 new = Node(n.op, n.name, [_remap(memo, e) for e in n.inputs], dict(n.attrs),
                            dict(n.user_attrs))
                 memo[id(n)] = (new, None)
-        return Symbol([_remap(memo, e) for e in self._outputs])
+                made.add(id(new))
+        outs = [_remap(memo, e) for e in self._outputs]
+        if name:
+            head = outs[0][0]
+            if id(head) not in made:        # a shared node (a variable): rename a copy
+                renamed = Node(head.op, name, head.inputs, dict(head.attrs),
+                               dict(head.user_attrs), head.fwd)
+                outs = [(renamed, i) if n is head else (n, i) for n, i in outs]
+            else:
+                head.name = name
+        return Symbol(outs)
+
+    def _compose(self, *args, **kwargs):
+        """:meth:`__call__` in place: this symbol becomes the composed one (MXNet's
+        ``_compose``)."""
+        self._outputs = self(*args, **kwargs)._outputs
+
+    def eval(self, ctx=None, **kwargs):
+        """Bind to the arrays ``kwargs`` (every argument, by name), run forward and return
+        the list of output arrays. See also mxnet.symbol.Symbol.eval."""
+        return self.bind(ctx, kwargs).forward()
 
     def __copy__(self):
         return Symbol(serialize.from_json(serialize.to_json(self._outputs, "minpy")))
@@ -358,11 +420,64 @@ def _single(s, opname, node_name, arg):
     return s._outputs[0]
 
 
-def make_op_function(op):
-    """The public function composing ``op`` (``FullyConnected(data=x, ...)``)."""
+def _split_positional(op, key, args):
+    """MXNet's positional order: ``(input values, {param: value})`` from ``args`` of a
+    non-variadic op -- its inputs first (Symbols, or None for "not given"), then its
+    parameters in MXNet's order (``clip(data, 0, 6)``: ``a_min=0, a_max=6``)."""
+    sig = SIGNATURES.get(key) or SIGNATURES.get(op.name)
+    n_in = len(sig[0]) if sig else None
+    inputs, params = [], {}
+    for i, v in enumerate(args):
+        if n_in is None or i < n_in:
+            if v is not None and not isinstance(v, Symbol):
+                if sig is None:
+                    raise TypeError(f"{key}: positional argument {i} must be a Symbol, got "
+                                    f"{v!r} (pass parameters by keyword)")
+                raise TypeError(f"{key}: argument {sig[0][i]} must be a Symbol, got {v!r}")
+            inputs.append(v)
+        elif i - n_in < len(sig[1]):
+            params[sig[1][i - n_in]] = v
+        else:
+            raise TypeError(f"{key}: {len(args)} positional arguments, at most "
+                            f"{n_in + len(sig[1])} ({', '.join(sig[0] + sig[1])})")
+    return inputs, params
+
+
+def _split_attrs(op, kwargs):
+    """MXNet's keyword attributes: ``__key__`` keywords, and its bare hidden keys
+    (``lr_mult``, ``ctx_group`` ...: ``__lr_mult__``) -> ``{key: str}``; ``weight_lr_mult``
+    style keys are refused as MXNet refuses them."""
+    attrs = {}
+    for k in list(kwargs):
+        if k in op.params or k in op.ignored_params:
+            continue
+        if len(k) > 4 and k.startswith("__") and k.endswith("__"):
+            attrs[k] = str(kwargs.pop(k))
+            continue
+        for h in _HIDDEN_KEYS:
+            if k == h:
+                attrs[f"__{h}__"] = str(kwargs.pop(k))
+                break
+            if k.endswith(h):
+                raise ValueError(f"{op.name}: setting variable attributes with {k} is "
+                                 f"deprecated. please instead use\nw = Variable({h}="
+                                 f"{kwargs[k]})\nsym = YourSymbolName({k[:-len(h) - 1]}=w)")
+    return attrs
+
+
+def make_op_function(op, key=None):
+    """The public function composing ``op`` (``FullyConnected(data=x, ...)``).
+
+    As MXNet's generated functions, it takes the op's inputs and then its parameters
+    positionally (MXNet's order), ``__key__`` keywords as attributes, ``name`` and
+    ``attr`` (a dict of attributes)."""
+    key = key or op.name
+
     def fn(*args, name=None, attr=None, **kwargs):
         syms = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
         params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+        ua = {k: str(v) for k, v in (attr or {}).items()}
+        ua.update(_split_attrs(op, params))
         if op.variadic:
             if len(args) == 1 and isinstance(args[0], (list, tuple)):
                 args = tuple(args[0])
@@ -372,12 +487,19 @@ def make_op_function(op):
             if n is not None and int(n) != len(args):
                 raise ValueError(f"{op.name}: {op.variadic}={n} but {len(args)} inputs given")
             params[op.variadic] = len(args)
+        else:
+            args, positional = _split_positional(op, key, args)
+            for k, v in positional.items():
+                if k in params:
+                    raise TypeError(f"{key}() got multiple values for argument {k!r}")
+                params[k] = v
         node_name = name or auto_name(op.name)
         attrs = op.parse(params, node_name)
         argn, auxn = op.arguments(attrs), op.aux(attrs)
-        if len(args) > len(argn):
-            raise TypeError(f"{op.name}: {len(args)} positional inputs, at most {len(argn)}")
-        given = dict(zip(argn, args))
+        slots = list(argn) + list(auxn)
+        if len(args) > len(slots) and any(a is not None for a in args[len(slots):]):
+            raise TypeError(f"{op.name}: {len(args)} positional inputs, at most {len(slots)}")
+        given = {k: v for k, v in zip(slots, args) if v is not None}
         for k, v in syms.items():
             if k not in argn and k not in auxn:
                 raise ValueError(f"{op.name} {node_name!r}: unknown input {k!r}; inputs are "
@@ -386,12 +508,11 @@ def make_op_function(op):
                 raise TypeError(f"{op.name}: input {k!r} given twice")
             given[k] = v
         inputs = []
-        for k in list(argn) + list(auxn):
+        for k in slots:
             s = given.get(k)
             if s is None:
                 s = Variable(f"{node_name}_{k}")
             inputs.append(_single(s, op.name, node_name, k))
-        ua = {k: str(v) for k, v in (attr or {}).items()}
         node = Node(op, node_name, inputs, attrs, ua)
         return Symbol([(node, i) for i in range(node.num_visible)])
 
@@ -399,14 +520,15 @@ def make_op_function(op):
     ps = ", ".join(f"{k}" + ("" if p.default is _REQ else f"={p.default!r}")
                    for k, p in op.params.items() if k != op.variadic)
     fn.__doc__ = (f"{op.doc}\n\nSymbol operator {op.name}({ps}); inputs are Symbols "
-                  "(missing ones become Variables named <name>_<input>); "
-                  "``name`` names the node, ``attr`` sets user attributes.")
+                  "(missing ones become Variables named <name>_<input>), given by name or "
+                  "first positionally, then the parameters (MXNet's order); ``name`` names "
+                  "the node, ``attr`` (a dict) and ``__key__`` keywords set user attributes.")
     return fn
 
 
 from .registry import REQUIRED as _REQ      # noqa: E402
 
-OP_FUNCTIONS = {name: make_op_function(op) for name, op in OPS.items()}
+OP_FUNCTIONS = {name: make_op_function(op, name) for name, op in OPS.items()}
 
 
 def load_json(text):

@@ -166,3 +166,15 @@ def test_device_scalars_stay_arrays_on_their_device():
         assert round(s) == 6 and type(round(s)) is int and round(e * 1.26, 1) == 2.5
         h = mp.array([1.0, 2.0, 3.0])          # host data: computed where the policy says,
         assert type(h[0]) is numpy.float64     # an element read on the host is NumPy's
+
+
+def test_pandas_columns_of_results_are_numeric():
+    pandas = pytest.importorskip("pandas")    # in the test extra: runs in CI
+    xs = [mp.array([1.0, 2.0, 3.0]) * k for k in range(1, 4)]
+    df = pandas.DataFrame({"mean": [x.mean() for x in xs], "n": [x.size for x in xs],
+                           "first": [x[0] for x in xs]})
+    assert list(df.dtypes) == [numpy.dtype("float64"), numpy.dtype("int64"),
+                               numpy.dtype("float64")]
+    assert df["mean"].sum() == 12.0
+    # the mechanism pandas relies on: NumPy's conversion of a list of results
+    assert numpy.array([x.mean() for x in xs]).dtype == numpy.float64

@@ -15,24 +15,16 @@ import pytest
 import minpy.numpy as np
 import minpy.symbol as mxsym             # MinPy's examples: mx.sym
 from minpy.core import Function
-from minpy.datasets import DIGITS_PATH
 from minpy.nn import layers
 from minpy.nn.io import NDArrayIter
 from minpy.nn.model import ModelBase
 from minpy.nn.solver import Solver
+from _digits import digits
 from _host import host
 
-DATA = DIGITS_PATH         # the digits bundled with minpy.datasets
 batch_size = 64
 
 
-def digits(image_shape):
-    data = numpy.load(DATA)
-    x = data["images"].reshape((-1,) + image_shape).astype(numpy.float32) / 16.0
-    y = data["target"].astype(numpy.int64)
-    order = numpy.random.default_rng(0).permutation(len(y))
-    x, y = x[order], y[order]
-    return {"X_train": x[:1400], "y_train": y[:1400], "X_test": x[1400:], "y_test": y[1400:]}
 
 
 def solve(model, data, **kw):

@@ -72,6 +72,14 @@ class DataBatch:
         self.provide_data = provide_data
         self.provide_label = provide_label
 
+    def __str__(self):
+        """MXNet's form: ``DataBatch: data shapes: [(2, 3)] label shapes: [(2,)]``
+        (``None`` for no labels)."""
+        data_shapes = [tuple(d.shape) for d in self.data]
+        label_shapes = [tuple(l.shape) for l in self.label] if self.label else None
+        return (f"{type(self).__name__}: data shapes: {data_shapes} label shapes: "
+                f"{label_shapes}")
+
     def __repr__(self):
         shapes = [tuple(d.shape) for d in self.data] + [tuple(d.shape) for d in self.label]
         key = "" if self.bucket_key is None else f", bucket_key={self.bucket_key!r}"

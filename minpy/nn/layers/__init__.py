@@ -123,12 +123,25 @@ def onehot_target(layer, x, label):
     if ls == (n, c):
         return mnp.astype(mnp.asarray(label), dtype_of(x), copy=False)
     dt = dtype_of(label)
+    if len(ls) == 1 and dt.kind == "f":
+        label, dt = _whole_labels(layer, label), numpy.dtype(numpy.int64)
     if len(ls) != 1 or dt.kind not in "iu":
         raise (ValueError if dt.kind in "iu" else TypeError)(
             f"{layer}: label has shape {ls} and dtype {dt} (x shape {(n, c)}); expected "
             f"integer class indices of shape ({n},) or a one-hot ({n}, {c}) array")
     check_indices(layer, "label", label, c, (n,))
     return _onehot(label, c, dtype_of(x))
+
+
+def _whole_labels(layer, label):
+    """Float class indices (MinPy's ``np.zeros([N])`` labels, MXNet's float32 labels)
+    as int64 host indices; a value that is not a whole number is an error."""
+    h = numpy.asarray(label.asnumpy() if hasattr(label, "asnumpy") else label)
+    if not numpy.all(numpy.isfinite(h)) or not numpy.array_equal(h, numpy.round(h)):
+        raise ValueError(f"{layer}: label has dtype {h.dtype} and values that are not whole "
+                         f"numbers; expected class indices (integers, or floats holding "
+                         f"integers) or a one-hot (N, C) array")
+    return h.astype(numpy.int64)
 
 
 def _onehot(label, c, dtype):
@@ -151,9 +164,13 @@ def affine(x, w, b):
     Args:
         x: input of shape (N, d1, ..., dk); each sample is flattened to D = d1*...*dk.
         w: weights of shape (D, M).
-        b: bias of shape (M,), or None for no bias.
+        b: bias of shape (M,), or any shape that broadcasts to (N, M) ((N, 1),
+            (1, M), a scalar: MinPy computed ``x.dot(w) + b``), or None for no bias.
     Returns:
         An Array of shape (N, M).
+    Raises:
+        ValueError: x, w of shapes that do not chain, or b that does not
+            broadcast to (N, M).
 
     See also temporal_affine, minpy.symbol.FullyConnected.
     """
@@ -166,7 +183,15 @@ def affine(x, w, b):
         raise ValueError(f"affine: w has shape {ws} but x has {d} features per sample "
                          f"(x shape {xs}); expected w of shape ({d}, M)")
     if b is not None:
-        _expect_shape("affine", "b", b, (ws[1],), f"w has shape {ws}")
+        bs, want = shape_of(b), (xs[0], ws[1])
+        try:
+            fits = numpy.broadcast_shapes(bs, want) == want
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"affine: b has shape {bs}, which does not broadcast to the "
+                             f"output shape {want} (x shape {xs}, w shape {ws}); expected b "
+                             f"of shape ({ws[1]},) or one that broadcasts to {want}")
     out = mnp.matmul(mnp.reshape(x, (xs[0], d)) if len(xs) != 2 else x, w)
     return out if b is None else out + b
 
@@ -177,11 +202,13 @@ def _stat_axes(layer, x, gamma, beta):
     xs = shape_of(x)
     if len(xs) not in (2, 4):
         raise ValueError(f"{layer}: x has shape {xs}; expected (N, D) or (N, C, H, W)")
+    pshape = (1, xs[1]) if len(xs) == 2 else (1, xs[1], 1, 1)
     for name, p in (("gamma", gamma), ("beta", beta)):
-        _expect_shape(layer, name, p, (xs[1],), f"x has shape {xs}")
-    if len(xs) == 2:
-        return (0,), (1, xs[1])
-    return (0, 2, 3), (1, xs[1], 1, 1)
+        ps = shape_of(p)        # (D,), or MinPy's (1, D): one value per feature
+        if ps != (xs[1],) and (len(ps) > len(pshape) or numpy.prod(ps) != xs[1] or
+                               ps != pshape[len(pshape) - len(ps):]):
+            _expect_shape(layer, name, p, (xs[1],), f"x has shape {xs}")
+    return ((0,) if len(xs) == 2 else (0, 2, 3)), pshape
 
 
 def _kernel_dtypes(*arrays):

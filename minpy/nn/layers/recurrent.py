@@ -10,6 +10,8 @@ whichever device the inputs live.  Gate orders follow MinPy's: i, f, o, g for
 the LSTM; reset r then update z for the GRU.  The sequence loss
 ``temporal_softmax_loss`` stays with the other losses in ``minpy.nn.layers``.
 """
+import numpy
+
 from ... import numpy as mnp
 from .activations import sigmoid, _expect_shape, _expect_ndim
 from .conv import shape_of
@@ -42,13 +44,33 @@ def _check_recurrent(layer, x, h0, wx, wh, b, gates):
     h = hs[1]
     _expect_shape(layer, "Wx", wx, (d, gates * h), f"x has shape {(n, t, d)} and h0 {hs}")
     _expect_shape(layer, "Wh", wh, (h, gates * h), f"h0 has shape {hs}")
-    _expect_shape(layer, "b", b, (gates * h,), f"h0 has shape {hs}")
+    _expect_step_bias(layer, "b", b, n, gates * h, f"h0 has shape {hs}")
     return n, t, d, h
+
+
+def _expect_step_bias(layer, name, b, n, width, context):
+    """Raise unless bias ``b`` broadcasts to one step's (N, width), as MinPy added it at
+    every step (``np.dot(x, Wx) + np.dot(prev_h, Wh) + b``): (width,), (1, width),
+    (N, 1), (N, width) or a scalar."""
+    bs = shape_of(b)
+    try:
+        fits = len(bs) <= 2 and numpy.broadcast_shapes(bs, (n, width)) == (n, width)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{layer}: {name} has shape {bs} but {context}; expected {name} of "
+                         f"shape ({width},) or one that broadcasts to ({n}, {width})")
+
+
+def _step_bias(b):
+    """A 2-d step bias (N or 1, width) as (N or 1, 1, width) for all timesteps at once."""
+    bs = shape_of(b)
+    return mnp.reshape(b, (bs[0], 1, bs[1])) if len(bs) == 2 else b
 
 
 def _inputs_projected(x, wx, b, n, t, d):
     """``x @ Wx + b`` for all timesteps in one matrix product, shape (N, T, gH)."""
-    return mnp.reshape(mnp.matmul(mnp.reshape(x, (n * t, d)), wx), (n, t, -1)) + b
+    return mnp.reshape(mnp.matmul(mnp.reshape(x, (n * t, d)), wx), (n, t, -1)) + _step_bias(b)
 
 
 def rnn_step(x, prev_h, Wx, Wh, b):
@@ -160,7 +182,7 @@ def gru(x, h0, Wx, Wh, b, Wxh, Whh, bh):
     n, t, d, h = _check_recurrent("gru", x, h0, Wx, Wh, b, 2)
     _expect_shape("gru", "Wxh", Wxh, (d, h), f"x has shape {(n, t, d)} and h0 {(n, h)}")
     _expect_shape("gru", "Whh", Whh, (h, h), f"h0 has shape {(n, h)}")
-    _expect_shape("gru", "bh", bh, (h,), f"h0 has shape {(n, h)}")
+    _expect_step_bias("gru", "bh", bh, n, h, f"h0 has shape {(n, h)}")
     xr = _inputs_projected(x, Wx, b, n, t, d)
     xh = _inputs_projected(x, Wxh, bh, n, t, d)
     hs, hcur = [], h0
