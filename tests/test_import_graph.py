@@ -69,6 +69,9 @@ LAZY_TABLES = {
     ("minpy.compat", "ALIASES"):
         "MinPy's and MXNet's old module paths, each the module it names, imported when a "
         "program first imports the path (a sys.meta_path finder): import time (issue 27)",
+    ("minpy.mxnet", "SUBMODULES"):
+        "MXNet's module layout (mx.sym, mx.nd, mx.io, mx.kv ...), each the minpy module it "
+        "names, imported on first use (module __getattr__): import time (issue 27)",
     ("minpy.numpy.gradients", "TABLES"):
         "the gradient rule tables, loaded the first time a rule is read: import time "
         "(issue 27)",

@@ -71,7 +71,7 @@ OLD_PATHS = {
     "minpy.model": (["save_checkpoint", "load_checkpoint", "load_params"],
                     "assert m is minpy.nn.checkpoint"),
     "minpy.nd": (["load", "save", "loads", "dumps", "NDArrayFileError"],
-                 "assert m is minpy.symbol.format.params"),
+                 "assert m is minpy.mxnet.ndarray and m.NDArray is minpy.Array"),
 }
 
 

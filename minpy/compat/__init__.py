@@ -72,13 +72,13 @@ ALIASES = {
     "minpy.linalg": "minpy.numpy.linalg",
     "minpy.random": "minpy.numpy.random",
     # MXNet's: mx.mod / mx.module (minpy.mod stays NumPy's mod), mx.metric, mx.callback,
-    # mx.initializer, mx.model (checkpoints), mx.nd.load/save (.params files)
+    # mx.initializer, mx.model (checkpoints), mx.nd (NDArray API, load/save of .params)
     "minpy.module": "minpy.mxnet.module",
     "minpy.metric": "minpy.mxnet.metric",
     "minpy.callback": "minpy.mxnet.callback",
     "minpy.initializer": "minpy.mxnet.initializer",
     "minpy.model": "minpy.nn.checkpoint",
-    "minpy.nd": "minpy.symbol.format.params",
+    "minpy.nd": "minpy.mxnet.ndarray",
 }
 # the rest of NumPy's (minpy.ma, minpy.lib, minpy.lib.stride_tricks, minpy.polynomial ...),
 # modules made by minpy.numpy.submodules on first use

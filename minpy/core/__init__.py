@@ -23,3 +23,4 @@ from .custom_ops import customop
 from .differentials import (elementwise_grad, make_vjp, make_jvp, hessian, grad_named,
                             holomorphic_grad)
 from .rule_table import primitive_vjps   # autograd.core.primitive_vjps
+from . import imperative   # noqa: F401  (MXNet's autograd: installs attach_grad/grad/backward/detach)

@@ -85,6 +85,13 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
             return d
         return move_raw(d, _CPU0)
 
+    def asscalar(self):
+        """The value of a size-1 array as a NumPy scalar of its dtype; ValueError for any
+        other size, as MXNet's. See also mxnet.ndarray.NDArray.asscalar."""
+        if self._data.size != 1:
+            raise ValueError("The current array is not a scalar")
+        return self.asnumpy().reshape(())[()]
+
     @property
     def context(self):
         """The Context (device) this array lives on."""

@@ -17,8 +17,8 @@ import json
 
 import numpy
 
-__all__ = ["InitDesc", "Initializer", "Uniform", "Normal", "Xavier", "MSRAPrelu", "Constant",
-           "Zero", "One", "create"]
+__all__ = ["InitDesc", "Initializer", "Uniform", "Normal", "Xavier", "MSRAPrelu", "Orthogonal",
+           "Constant", "Zero", "One", "create"]
 
 _REGISTRY = {}
 
@@ -187,6 +187,36 @@ class One(Initializer):
 
     def _init_weight(self, name, shape):
         return numpy.ones(shape)
+
+
+@_register
+class Orthogonal(Initializer):
+    """MXNet's orthogonal initializer (Saxe et al.): the ``(shape[0], prod(shape[1:]))``
+    random matrix (``rand_type`` ``'uniform'`` in [-1, 1] or ``'normal'``) replaced by the
+    orthonormal factor of its SVD of the same shape, times ``scale``.
+
+    Raises:
+        ValueError: an unknown ``rand_type``.
+
+    See also mxnet.initializer.Orthogonal.
+    """
+
+    def __init__(self, scale=1.414, rand_type="uniform"):
+        super().__init__(scale=scale, rand_type=rand_type)
+        if rand_type not in ("uniform", "normal"):
+            raise ValueError(f"Orthogonal: rand_type must be 'uniform' or 'normal', got "
+                             f"{rand_type!r}")
+        self.scale, self.rand_type = scale, rand_type
+
+    def _init_weight(self, name, shape):
+        nout, nin = shape[0], int(numpy.prod(shape[1:]))
+        if self.rand_type == "uniform":
+            tmp = numpy.random.uniform(-1.0, 1.0, (nout, nin))
+        else:
+            tmp = numpy.random.normal(0.0, 1.0, (nout, nin))
+        u, _, v = numpy.linalg.svd(tmp, full_matrices=False)
+        res = u if u.shape == tmp.shape else v
+        return self.scale * res.reshape(shape)
 
 
 _REGISTRY.update(zeros=Zero, ones=One)

@@ -22,6 +22,7 @@ epsilon added before the bias correction, as MXNet's. MXNet's :class:`RMSProp`
 :class:`FromMinpy` runs a ``minpy.nn.optim`` optimizer under ``Module``.
 """
 import inspect
+import pickle
 
 import numpy
 
@@ -31,7 +32,8 @@ from ..nn import optim
 from ..nn.optim.functional import check_real
 from ..nn.optim.schedule import Schedule
 
-__all__ = ["Optimizer", "SGD", "Adam", "RMSProp", "AdaGrad", "FromMinpy", "create"]
+__all__ = ["Optimizer", "SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Ftrl", "Signum",
+           "FromMinpy", "create", "register", "Updater", "get_updater"]
 
 
 def _alias(attr, name, doc):
@@ -367,7 +369,161 @@ class FromMinpy(Optimizer):
         self.inner.load_state_dict(state)
 
 
-_RULES = {"sgd": SGD, "adam": Adam, "rmsprop": RMSProp, "adagrad": AdaGrad}
+class NAG(Optimizer):
+    """MXNet's NAG (its ``nag_mom_update`` kernel): ``g = clip(rescale_grad * grad)``;
+    with momentum ``m = momentum * mom``, ``w' = w + momentum * m - (1 + momentum) * lr *
+    (g + wd * w)``, ``mom = m - lr * (g + wd * w')`` (the new weight: MXNet's kernel runs
+    in place); without, SGD's ``w -= lr * (g + wd * w)``."""
+
+    decay_at = "rule"
+    _hyper = ("momentum",)
+
+    def __init__(self, momentum=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = check_real("NAG", "momentum", momentum)
+        self._slots = ("mom",) if self.momentum else ()
+
+    @classmethod
+    def rule(cls, xp, hp, w, g, state, lr, wd, t):
+        """MXNet's NAG (see the class; Optimizer.rule for the arguments)."""
+        if not hp["momentum"]:
+            return w - lr * (g + wd * w), {}
+        mo = hp["momentum"]
+        mom = mo * state["mom"]            # MXNet's nag_mom_update kernel, lr inside mom
+        new = w + mo * mom - (1.0 + mo) * lr * (g + wd * w)
+        # the kernel writes the weight in place before it updates mom: mom's decay term
+        # reads the new weight (as MXNet 1.9.1 computes)
+        return new, {"mom": mom - lr * (g + wd * new)}
+
+
+class AdaDelta(Optimizer):
+    """MXNet's AdaDelta: ``g = clip(rescale_grad * grad)``,
+    ``acc_g = rho * acc_g + (1 - rho) * g**2``,
+    ``d = sqrt(acc_delta + epsilon) / sqrt(acc_g + epsilon) * g``,
+    ``acc_delta = rho * acc_delta + (1 - rho) * d**2``, ``w -= d + wd * w``
+    (``learning_rate`` takes no part, as in MXNet)."""
+
+    decay_at = "rule"
+    _slots = ("acc_g", "acc_delta")
+    _hyper = ("rho", "epsilon")
+
+    def __init__(self, rho=0.90, epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.rho = check_real("AdaDelta", "rho", rho, hi=1.0)
+        self.epsilon = check_real("AdaDelta", "epsilon", epsilon)
+
+    @classmethod
+    def rule(cls, xp, hp, w, g, state, lr, wd, t):
+        """MXNet's AdaDelta (see the class; Optimizer.rule for the arguments)."""
+        rho, eps = hp["rho"], hp["epsilon"]
+        acc_g = rho * state["acc_g"] + (1.0 - rho) * g * g
+        delta = xp.sqrt(state["acc_delta"] + eps) / xp.sqrt(acc_g + eps) * g
+        acc_delta = rho * state["acc_delta"] + (1.0 - rho) * delta * delta
+        return w - (delta + wd * w), {"acc_g": acc_g, "acc_delta": acc_delta}
+
+
+class Ftrl(Optimizer):
+    """MXNet's Ftrl: ``g = clip(rescale_grad * grad)``,
+    ``z += g - (sqrt(n + g**2) - sqrt(n)) * w / lr``, ``n += g**2``,
+    ``w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (|z| > lamda1)``."""
+
+    _default_lr = 0.1
+    decay_at = "rule"
+    _slots = ("z", "n")
+    _hyper = ("lamda1", "beta")
+
+    def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.lamda1 = check_real("Ftrl", "lamda1", lamda1)
+        self.beta = check_real("Ftrl", "beta", beta)
+
+    @classmethod
+    def rule(cls, xp, hp, w, g, state, lr, wd, t):
+        """MXNet's Ftrl (see the class; Optimizer.rule for the arguments)."""
+        n0 = state["n"]
+        z = state["z"] + g - (xp.sqrt(n0 + g * g) - xp.sqrt(n0)) * w / lr
+        n = n0 + g * g
+        l1 = hp["lamda1"]
+        w = (xp.sign(z) * l1 - z) / ((hp["beta"] + xp.sqrt(n)) / lr + wd) * (xp.abs(z) > l1)
+        return w, {"z": z, "n": n}
+
+
+class Signum(Optimizer):
+    """MXNet's Signum: ``g = clip(rescale_grad * grad) + wd * w``; with momentum
+    ``mom = momentum * mom + (1 - momentum) * g``, ``w = (1 - lr * wd_lh) * w -
+    lr * sign(mom)``; without (signSGD), ``w = (1 - lr * wd) * w - lr * sign(g)`` (MXNet's
+    ``signsgd_update``: ``wd`` shrinks the weights, ``wd_lh`` is unused)."""
+
+    decay_at = "rule"
+    _hyper = ("momentum", "wd_lh")
+
+    def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.momentum = check_real("Signum", "momentum", momentum, hi=1.0)
+        self.wd_lh = check_real("Signum", "wd_lh", wd_lh)
+        self._slots = ("mom",) if self.momentum else ()
+
+    @classmethod
+    def rule(cls, xp, hp, w, g, state, lr, wd, t):
+        """MXNet's Signum (see the class; Optimizer.rule for the arguments)."""
+        if not hp["momentum"]:      # MXNet's signsgd_update: the decay shrinks w
+            return (1.0 - lr * wd) * w - lr * xp.sign(g), {}
+        g = g + wd * w
+        shrink = 1.0 - lr * hp["wd_lh"]
+        mom = hp["momentum"] * state["mom"] + (1.0 - hp["momentum"]) * g
+        return shrink * w - lr * xp.sign(mom), {"mom": mom}
+
+
+_RULES = {"sgd": SGD, "nag": NAG, "adam": Adam, "rmsprop": RMSProp, "adagrad": AdaGrad,
+          "adadelta": AdaDelta, "ftrl": Ftrl, "signum": Signum}
+
+
+def register(klass):
+    """Register an :class:`Optimizer` subclass under its lower-cased class name, for
+    :func:`create` and ``Module.init_optimizer(optimizer='name')``; returns it (a
+    decorator, as MXNet's ``mx.optimizer.register`` / ``Optimizer.register``).
+
+    Raises:
+        TypeError: ``klass`` is not an Optimizer subclass.
+    """
+    if not (isinstance(klass, type) and issubclass(klass, Optimizer)):
+        raise TypeError(f"optimizer.register: expected a subclass of "
+                        f"minpy.mxnet.optimizer.Optimizer, got {klass!r}")
+    _RULES[klass.__name__.lower()] = klass
+    return klass
+
+
+
+
+class Updater:
+    """MXNet's updater: ``updater(index, grad, weight)`` runs ``optimizer.update(index,
+    weight, grad)`` (the optimizer keeps each index's state), as ``KVStore.set_updater``
+    and ``get_updater`` use it.
+
+    See also mxnet.optimizer.Updater.
+    """
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+
+    def __call__(self, index, grad, weight):
+        self.optimizer.update(index, weight, grad)
+
+    def get_states(self, dump_optimizer=False):
+        """The optimizer's state (pickled bytes, as MXNet's)."""
+        return pickle.dumps(self.optimizer.state_dict())
+
+    def set_states(self, states):
+        """Restore :meth:`get_states`."""
+        self.optimizer.load_state_dict(pickle.loads(states))
+
+
+def get_updater(optimizer):
+    """An :class:`Updater` over ``optimizer``.
+
+    See also mxnet.optimizer.get_updater.
+    """
+    return Updater(optimizer)
 
 
 def _accepted(cls):
@@ -380,7 +536,8 @@ def _accepted(cls):
 
 
 def create(name, **kwargs):
-    """An MXNet-style optimizer by name (``'sgd'``, ``'adam'``, ``'rmsprop'``, ``'adagrad'``;
+    """An MXNet-style optimizer by name (``'sgd'``, ``'nag'``, ``'adam'``, ``'rmsprop'``,
+    ``'adagrad'``, ``'adadelta'``, ``'ftrl'``, ``'signum'``, or a :func:`register`-ed one;
     case-insensitive) with MXNet's keyword arguments.
 
     Raises:
@@ -396,3 +553,8 @@ def create(name, **kwargs):
         raise TypeError(f"optimizer {name!r} does not take {unknown}; it takes "
                         f"{sorted(_accepted(cls))}")
     return cls(**kwargs)
+
+
+# MXNet's class-level names: Optimizer.register, Optimizer.create_optimizer
+Optimizer.register = staticmethod(register)
+Optimizer.create_optimizer = staticmethod(create)

@@ -34,6 +34,7 @@ import threading
 
 import numpy
 
+from ..core.imperative import MXNetError   # mx.MXNetError: ShapeError, DTypeError are ones
 from .format import mxnet_json
 from .graph import Node
 
@@ -45,13 +46,14 @@ OPS = {}
 REQUIRED = object()
 
 
-class ShapeError(ValueError):
+class ShapeError(ValueError, MXNetError):
     """Shape inference failed; the message names the node, its input shapes and
     what was expected (MXNet raises ``MXNetError`` here)."""
 
 
-class DTypeError(TypeError):
-    """Dtype inference failed; the message names the node and the dtypes."""
+class DTypeError(TypeError, MXNetError):
+    """Dtype inference failed; the message names the node and the dtypes (MXNet raises
+    ``MXNetError`` here)."""
 
 
 class Mismatch(Exception):
