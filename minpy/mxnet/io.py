@@ -112,18 +112,18 @@ class CSVIter(DataIter):
                  label_name="softmax_label", **ignored):
         super().__init__(batch_size)
         dtype = numpy.dtype(dtype)
-        self._data = _rows("data_shape", load_csv(data_csv, dtype=dtype), data_shape, data_csv)
+        self._table = _rows("data_shape", load_csv(data_csv, dtype=dtype), data_shape, data_csv)
         if label_csv is None:
-            label = numpy.zeros((len(self._data),) + tuple(label_shape), dtype)
+            label = numpy.zeros((len(self._table),) + tuple(label_shape), dtype)
         else:
             label = _rows("label_shape", load_csv(label_csv, dtype=dtype), label_shape,
                           label_csv)
-        if len(label) != len(self._data):
-            raise ValueError(f"CSVIter: {data_csv!r} has {len(self._data)} rows but "
+        if len(label) != len(self._table):
+            raise ValueError(f"CSVIter: {data_csv!r} has {len(self._table)} rows but "
                              f"{label_csv!r} {len(label)}")
         self._label = label.reshape(len(label)) if tuple(label_shape) == (1,) else label
         self.round_batch = bool(round_batch)
-        self.provide_data = [DataDesc(data_name, (batch_size,) + self._data.shape[1:], dtype)]
+        self.provide_data = [DataDesc(data_name, (batch_size,) + self._table.shape[1:], dtype)]
         self.provide_label = [DataDesc(label_name, (batch_size,) + self._label.shape[1:],
                                        dtype)]
         self._start = self._pos = 0
@@ -138,13 +138,13 @@ class CSVIter(DataIter):
 
     def iter_next(self):
         """Advance; False at the end of the epoch."""
-        n = len(self._data)
+        n = len(self._table)
         if self._pos >= n:
             return False
         index = numpy.arange(self._pos, self._pos + self.batch_size) % n
         self._pad = max(0, self._pos + self.batch_size - n)
         self._pos += self.batch_size
-        self._current = DataBatch([batch_array(self._data[index])],
+        self._current = DataBatch([batch_array(self._table[index])],
                                   [batch_array(self._label[index])], pad=self._pad,
                                   index=index, provide_data=self.provide_data,
                                   provide_label=self.provide_label)

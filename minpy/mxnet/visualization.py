@@ -118,8 +118,9 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     try:
         import graphviz
     except ImportError:
-        raise ImportError("mx.viz.plot_network needs the 'graphviz' Python package "
-                          "(pip install graphviz, and Graphviz's dot program to render); "
+        raise ImportError("mx.viz.plot_network needs the 'graphviz' Python package from "
+                          "PyPI and Graphviz's dot program to render (neither is a minpy "
+                          "dependency); "
                           "minpy.symbol.visualize.plot_network(symbol) returns the dot "
                           "source as text without it") from None
     dot = _dot_source(symbol, title=title, shape=shape, hide_weights=hide_weights,

@@ -443,8 +443,8 @@ class Executor:
 
         Raises:
             ValueError: an unknown argument name; a larger array without
-            ``allow_up_sizing``; an unnamed argument or aux state whose shape would
-            change without ``partial_shaping``.
+                ``allow_up_sizing``; an unnamed argument or aux state whose shape would
+                change without ``partial_shaping``.
         """
         plan = self.plan
         shapes = {}
