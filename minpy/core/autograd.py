@@ -176,8 +176,7 @@ def _add(a, b):
         return b
     if b is None:
         return a
-    r = a + b
-    return r if type(r) is Array else kept(r)     # two scalar gradients: still an Array
+    return a + b            # Arrays (backward keeps scalar results Arrays)
 
 
 def _zeros_like(v):

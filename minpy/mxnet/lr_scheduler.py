@@ -165,24 +165,12 @@ class PolyScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
                  warmup_begin_lr=0, warmup_mode="linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        max_update = _int("PolyScheduler", "max_update", max_update)
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
         self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        _annealed_init(self, "PolyScheduler", max_update, base_lr, final_lr, warmup_steps,
+                       warmup_begin_lr, warmup_mode)
 
     def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                pow(1 - float(num_update - self.warmup_steps) / float(self.max_steps),
-                    self.power)
-        return self.base_lr
+        return _annealed_lr(self, num_update, lambda t: pow(1 - t, self.power))
 
 
 class CosineScheduler(LRScheduler):
@@ -197,19 +185,34 @@ class CosineScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, final_lr=0, warmup_steps=0,
                  warmup_begin_lr=0, warmup_mode="linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        max_update = _int("CosineScheduler", "max_update", max_update)
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        _annealed_init(self, "CosineScheduler", max_update, base_lr, final_lr, warmup_steps,
+                       warmup_begin_lr, warmup_mode)
 
     def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + math.cos(math.pi * (num_update - self.warmup_steps) / self.max_steps)) / 2
-        return self.base_lr
+        return _annealed_lr(self, num_update, lambda t: (1 + math.cos(math.pi * t)) / 2)
+
+
+def _annealed_init(sched, name, max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                   warmup_mode):
+    """The state Poly and Cosine schedulers share: from ``base_lr`` (after the warmup) to
+    ``final_lr`` at ``max_update``."""
+    LRScheduler.__init__(sched, base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+    max_update = _int(name, "max_update", max_update)
+    if max_update < 1:
+        raise ValueError("maximum number of updates must be strictly positive")
+    sched.base_lr_orig = sched.base_lr
+    sched.max_update = max_update
+    sched.final_lr = final_lr
+    sched.max_steps = max_update - sched.warmup_steps
+
+
+def _annealed_lr(sched, num_update, factor):
+    """MXNet's annealing step: the warmup rate, else ``final_lr + (base - final) *
+    factor(t)`` with ``t`` the fraction of the steps after the warmup (the rate then
+    stays where it was after ``max_update``)."""
+    if num_update < sched.warmup_steps:
+        return sched.get_warmup_lr(num_update)
+    if num_update <= sched.max_update:
+        t = float(num_update - sched.warmup_steps) / float(sched.max_steps)
+        sched.base_lr = sched.final_lr + (sched.base_lr_orig - sched.final_lr) * factor(t)
+    return sched.base_lr
