@@ -5,8 +5,9 @@ import minpy
 
 
 def host(x):
-    """``x`` as a NumPy array (a minpy Array copied to the host)."""
-    return x.asnumpy() if isinstance(x, minpy.Array) else numpy.asarray(x)
+    """``x`` as a NumPy array: a host minpy Array's own buffer (no copy, so tests can
+    check what shares memory), a device Array copied to the host."""
+    return x._host() if isinstance(x, minpy.Array) else numpy.asarray(x)
 
 
 def close(a, b, rtol=1e-7, atol=1e-10):

@@ -22,7 +22,8 @@ def test_numpy_protocols():
     x = mp.arange(4.0)
     assert isinstance(numpy.mean(x), numpy.float64)      # NumPy's functions answer in NumPy
     assert isinstance(numpy.exp(x), mp.Array)            # ufuncs and operators stay in minpy
-    assert numpy.shares_memory(numpy.asarray(x), x.asnumpy())
+    assert numpy.shares_memory(numpy.asarray(x), numpy.asarray(x))    # no copy
+    assert not numpy.shares_memory(x.asnumpy(), numpy.asarray(x))      # MXNet's: a copy
 
 
 # ---------------------------------------------------------------- import paths
@@ -69,7 +70,8 @@ OLD_PATHS = {
     "minpy.initializer": (["Uniform", "Normal", "Xavier", "MSRAPrelu", "Constant", "Zero",
                            "One"], "assert m is minpy.mxnet.initializer"),
     "minpy.model": (["save_checkpoint", "load_checkpoint", "load_params"],
-                    "assert m is minpy.nn.checkpoint"),
+                    "assert m is minpy.mxnet.model and "
+                    "load_checkpoint is minpy.nn.checkpoint.load_checkpoint"),
     "minpy.nd": (["load", "save", "loads", "dumps", "NDArrayFileError"],
                  "assert m is minpy.mxnet.ndarray and m.NDArray is minpy.Array"),
 }

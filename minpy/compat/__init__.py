@@ -77,7 +77,7 @@ ALIASES = {
     "minpy.metric": "minpy.mxnet.metric",
     "minpy.callback": "minpy.mxnet.callback",
     "minpy.initializer": "minpy.mxnet.initializer",
-    "minpy.model": "minpy.nn.checkpoint",
+    "minpy.model": "minpy.mxnet.model",
     "minpy.nd": "minpy.mxnet.ndarray",
 }
 # the rest of NumPy's (minpy.ma, minpy.lib, minpy.lib.stride_tricks, minpy.polynomial ...),

@@ -40,7 +40,8 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
 
     Create arrays with ``minpy.array``, ``minpy.zeros`` and the other creation
     functions; ``Array(obj)`` is ``minpy.array(obj)``. ``x.asnumpy()`` returns
-    a host ``numpy.ndarray``.
+    a new host ``numpy.ndarray`` (a copy); ``numpy.asarray(x)`` views a host array's
+    buffer.
 
     See also numpy.ndarray.
     """
@@ -69,12 +70,23 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
 
     # ---------------------------------------------------------- host / device
     def asnumpy(self):
-        """A host ``numpy.ndarray`` with this array's values (no copy on the CPU).
+        """A new host ``numpy.ndarray`` with this array's values, which the caller owns.
 
-        For a GPU array, a new host copy (counted) that the caller owns.
-        Inside a function being traced by ``minpy.jit``, reading the value of an
-        array that depends on the function's inputs raises ``minpy.JitTraceError``.
+        A copy, as MXNet's ``asnumpy`` (the value as of now: a later write into this
+        array -- an executor's next forward, an in-place optimizer step -- does not
+        change it); from a GPU, one counted device-to-host copy. ``numpy.asarray(x)``
+        is the zero-copy view of a host array's buffer. Inside a function being
+        traced by ``minpy.jit``, reading the value of an array that depends on the
+        function's inputs raises ``minpy.JitTraceError``.
+
+        See also mxnet.ndarray.NDArray.asnumpy.
         """
+        d = self._host()
+        return d.copy() if d is self._data else d
+
+    def _host(self):
+        """This array's host buffer itself (no copy), or a new host copy of a device
+        array; after the jit, staleness and engine checks every read makes."""
         if _process.tracers:
             _check_trace_read(self)
         if STALE_ROOTS:
@@ -90,7 +102,7 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
         other size, as MXNet's. See also mxnet.ndarray.NDArray.asscalar."""
         if self._data.size != 1:
             raise ValueError("The current array is not a scalar")
-        return self.asnumpy().reshape(())[()]
+        return self._host().reshape(())[()]
 
     @property
     def context(self):
@@ -205,7 +217,7 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
         if type(self._data) is not _ndarray:
             raise TypeError(f"x.ctypes: this Array lives on {self.context}; ctypes needs host "
                             "memory — call x.asnumpy() (or x.as_in_context(minpy.cpu()))")
-        return self.asnumpy().ctypes
+        return self._host().ctypes
 
     def __buffer__(self, flags):
         """The buffer protocol (``memoryview(x)`` on Python >= 3.12): the host buffer.
@@ -217,7 +229,7 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
             raise TypeError(f"memoryview: this Array lives on {self.context}; the buffer "
                             "protocol needs host memory — call x.asnumpy() (or "
                             "x.as_in_context(minpy.cpu()))")
-        return memoryview(self.asnumpy())
+        return memoryview(self._host())
 
     # -------------------------------------------------------- conversions
     def __len__(self):
@@ -285,7 +297,7 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
         """
         if self._node is not None:
             _refuse_traced(self, "x.item()")
-        return self.asnumpy().item(*args)
+        return self._host().item(*args)
 
     def tolist(self):
         """Nested Python lists. See also numpy.ndarray.tolist.
@@ -294,10 +306,10 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
         """
         if self._node is not None:
             _refuse_traced(self, "x.tolist()")
-        return self.asnumpy().tolist()
+        return self._host().tolist()
 
     def tobytes(self, order="C"):
-        return self.asnumpy().tobytes(order)
+        return self._host().tobytes(order)
 
     def __array__(self, dtype=None, copy=None):
         d = self._data
@@ -309,7 +321,7 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
             raise TypeError("numpy.asarray: this Array is being differentiated and NumPy "
                             "would drop its gradient; use minpy's functions on it, or "
                             "x.asnumpy() / minpy.stop_gradient(x) for its value alone")
-        d = self.asnumpy()
+        d = self._host()
         if dtype is not None and d.dtype != dtype:
             if copy is False:
                 raise ValueError("__array__: a cast to another dtype needs a copy")
@@ -356,11 +368,11 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
 
     def _printable(self):
         """The host NumPy value that prints as this array: a NumPy scalar for a scalar."""
-        d = self.asnumpy()
+        d = self._host()
         return d[()] if self._scalar else d
 
     def __reduce__(self):
-        return (_rebuild, (self.asnumpy(), self.context))
+        return (_rebuild, (self._host(), self.context))
 
     def __copy__(self):
         return self.copy()
@@ -377,10 +389,10 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
                                   "use minpy.resize(x, shape)")
 
     def dump(self, file):
-        self.asnumpy().dump(file)
+        self._host().dump(file)
 
     def dumps(self):
-        return self.asnumpy().dumps()
+        return self._host().dumps()
 
 
 _new = object.__new__
@@ -565,9 +577,15 @@ def unwrap_cpu(a):
 
 def wait(arr):
     """Block until pending engine work on Array ``arr``'s storage finishes; re-raise its
-    error (the Var of its buffer carries work pushed through any view of the buffer)."""
+    error (the Var of its buffer carries work pushed through any view of the buffer).
+
+    Inside an engine op (a CustomOp's code run by an executor) it returns at once, as
+    ``engine.wait_storage`` does: the op declared what it reads and writes, and waiting
+    on a Var it holds would deadlock."""
     v = arr._var
     if v is not None:
+        if engine.get_engine().in_op():
+            return
         engine.wait_for(v)
     engine.wait_storage(arr._data, v)
 

@@ -122,6 +122,8 @@ def try_push(prim, args, kwargs):
     """
     if kwargs or state.thread_flags().depth or not state.process.cpu_only:
         return None
+    if engine.get_engine().in_op():      # code run by an engine op (a CustomOp's) runs
+        return None                      # inline: pushing and waiting there would deadlock
     impl = prim.impl
     if not isinstance(impl, numpy.ufunc) or impl.nout != 1 or len(args) != impl.nin:
         return None
@@ -183,15 +185,18 @@ def _under_errstate(fn):
     return run
 
 
-def push(fn, reads=(), writes=(), name=None):
+def push(fn, reads=(), writes=(), name=None, resources=(), nbytes=0):
     """Push ``fn()`` to the engine, reading Arrays ``reads`` and writing Arrays ``writes``.
 
-    For layers that compute into existing arrays (executors, KVStore pulls).
-    Later waits on the written arrays (``wait_to_read``, ``asnumpy``, eager
-    ops in async mode, ``waitall``) see ``fn``'s result or re-raise its error
-    (every read, until an array is rewritten). An array that ``fn`` reads as
-    well as writes belongs in both lists. ``fn`` runs under the caller's NumPy
-    error state.
+    For layers that compute into existing arrays (executors, KVStore pulls) or into
+    new ones (``mx.nd``'s operators). Later waits on the written arrays
+    (``wait_to_read``, ``asnumpy``, eager ops in async mode, ``waitall``) see ``fn``'s
+    result or re-raise its error (every read, until an array is rewritten). An array
+    that ``fn`` reads as well as writes belongs in ``writes``. ``resources``: engine
+    Vars ``fn`` also writes (a random generator it draws from, so draws keep push
+    order); ``nbytes``: the memory the op holds until it runs (the engine bounds
+    bytes in flight). ``fn`` runs under the caller's NumPy error state.
     """
     engine.push(_under_errstate(fn), reads=[var_of(a) for a in reads],
-                writes=[var_of(a) for a in writes], name=name)
+                writes=[var_of(a) for a in writes] + list(resources), name=name,
+                nbytes=nbytes)

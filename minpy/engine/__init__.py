@@ -46,7 +46,7 @@ never waits for a backlog; a normal exit still finishes pushed work.
 from .current import (push, wait_for, waitall, delete_var, get_engine, num_pending,
                       set_engine, cancel_pending)
 from .naive import NaiveEngine
-from .rng import Guarded, guarded_rng
+from .rng import GLOBAL_STATE, Guarded, guarded_rng
 from .storage import adopt_storage, bind_storage, root_of, storage_var, wait_storage
 from .threaded import ThreadedEngine, default_cpu_workers, default_inflight_limits
 from .var import EngineCancelled, EngineError, Var, new_var
@@ -54,7 +54,7 @@ from .var import EngineCancelled, EngineError, Var, new_var
 __all__ = [
     "Var", "new_var", "EngineError", "EngineCancelled", "push", "wait_for", "waitall",
     "num_pending", "cancel_pending", "delete_var", "get_engine", "set_engine", "NaiveEngine",
-    "ThreadedEngine", "Guarded", "guarded_rng", "default_cpu_workers",
+    "ThreadedEngine", "Guarded", "guarded_rng", "GLOBAL_STATE", "default_cpu_workers",
     "default_inflight_limits", "storage_var", "bind_storage", "adopt_storage", "root_of",
     "wait_storage",
 ]

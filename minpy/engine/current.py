@@ -103,11 +103,12 @@ def push(fn, reads=(), writes=(), name=None, device=None, priority=0, nbytes=0):
     return _engine.push(fn, reads, writes, name, device, priority, nbytes)
 
 
-def wait_for(var):
+def wait_for(var, reraise=True):
     """Block until every op pushed so far that reads or writes ``var`` has
     finished; re-raise the error stored on ``var`` (on every call, until an op
-    rewrites ``var``)."""
-    return _engine.wait_for(var)
+    rewrites ``var``) unless ``reraise`` is False (a resource var, such as
+    ``GLOBAL_STATE``, whose failed op's error belongs to that op's outputs)."""
+    return _engine.wait_for(var, reraise)
 
 
 def waitall():

@@ -56,12 +56,12 @@ class NaiveEngine(Engine):
         """True while this thread runs one of this engine's ops."""
         return getattr(self._running, "depth", 0) > 0
 
-    def wait_for(self, var):
+    def wait_for(self, var, reraise=True):
         """Nothing is pending; re-raise ``var``'s error, if any (every time, until
-        an op rewrites ``var``)."""
+        an op rewrites ``var``), unless ``reraise`` is False."""
         with self._lock:
             rec = self._var_error(var)
-        if rec is not None:
+        if rec is not None and reraise:
             rec.reraise()
 
     def waitall(self):

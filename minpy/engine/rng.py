@@ -10,7 +10,13 @@ import numpy
 from .current import get_engine
 from .var import Var
 
-__all__ = ["Guarded", "guarded_rng"]
+__all__ = ["Guarded", "guarded_rng", "GLOBAL_STATE"]
+
+# NumPy's legacy global random state (``numpy.random.seed``/``rand`` ...) as a
+# resource: work pushed to the engine that draws from it writes this Var (MXNet's
+# kRandom resource), and code drawing or seeding eagerly waits for it first, so every
+# draw happens in program order whatever the threads do.
+GLOBAL_STATE = Var("numpy.random global state")
 
 
 class Guarded:

@@ -388,10 +388,11 @@ class ThreadedEngine(Engine):
         finally:
             self._nheld -= 1
 
-    def wait_for(self, var):
+    def wait_for(self, var, reraise=True):
         """Block until every op pushed so far that touches ``var`` is done,
         then re-raise ``var``'s error, if any (every time, until an op rewrites
-        ``var``).  A KeyboardInterrupt while waiting cancels the pending ops."""
+        ``var``; not when ``reraise`` is False).  A KeyboardInterrupt while
+        waiting cancels the pending ops."""
         if not isinstance(var, Var):
             raise TypeError(f"expected a Var, got {var!r}")
         op = None
@@ -410,7 +411,7 @@ class ThreadedEngine(Engine):
                 self.cancel_pending()       # Ctrl-C: do not leave a backlog running
                 raise
             rec = op.rec
-        if rec is not None:
+        if rec is not None and reraise:
             rec.reraise()
 
     def waitall(self):

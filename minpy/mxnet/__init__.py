@@ -15,7 +15,8 @@ nothing but this file; :data:`SUBMODULES` is the table):
   :mod:`minpy.mxnet.lr_scheduler`
 - ``mx.init``/``mx.initializer``, ``mx.metric``, ``mx.callback``:
   :mod:`minpy.mxnet.initializer`, :mod:`minpy.mxnet.metric`, :mod:`minpy.mxnet.callback`
-- ``mx.model``: :mod:`minpy.nn.checkpoint` (``load_checkpoint``, ``save_checkpoint``)
+- ``mx.model``: :mod:`minpy.mxnet.model` (``load_checkpoint``, ``save_checkpoint``,
+  ``FeedForward``)
 - ``mx.context``: :mod:`minpy.mxnet.context`; ``mx.cpu``, ``mx.gpu``, ``mx.Context``,
   ``mx.current_context``: minpy's devices
 - ``mx.random``/``mx.rnd``: :mod:`minpy.mxnet.random` (``seed``)
@@ -58,11 +59,16 @@ SUBMODULES = {
     "init": "minpy.mxnet.initializer", "initializer": "minpy.mxnet.initializer",
     "metric": "minpy.mxnet.metric",
     "callback": "minpy.mxnet.callback",
-    "model": "minpy.nn.checkpoint",
+    "model": "minpy.mxnet.model",
     "context": "minpy.mxnet.context",
     "random": "minpy.mxnet.random", "rnd": "minpy.mxnet.random",
     "viz": "minpy.mxnet.visualization", "visualization": "minpy.mxnet.visualization",
     "test_utils": "minpy.mxnet.test_utils",
+    "operator": "minpy.mxnet.operator",
+    "rnn": "minpy.mxnet.rnn",
+    "monitor": "minpy.mxnet.monitor", "mon": "minpy.mxnet.monitor",
+    "profiler": "minpy.mxnet.profiler",
+    "recordio": "minpy.mxnet.recordio",
 }
 
 _OUT_OF_SCOPE = {

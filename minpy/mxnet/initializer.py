@@ -18,7 +18,7 @@ import json
 import numpy
 
 __all__ = ["InitDesc", "Initializer", "Uniform", "Normal", "Xavier", "MSRAPrelu", "Orthogonal",
-           "Constant", "Zero", "One", "create"]
+           "LSTMBias", "Constant", "Zero", "One", "create"]
 
 _REGISTRY = {}
 
@@ -187,6 +187,25 @@ class One(Initializer):
 
     def _init_weight(self, name, shape):
         return numpy.ones(shape)
+
+
+@_register
+class LSTMBias(Initializer):
+    """An LSTM cell's ``i2h_bias``: zero but the forget gate's quarter (the second of the
+    gates i, f, c, o), ``forget_bias``. ``mx.rnn.LSTMCell`` gives it to its bias.
+
+    See also mxnet.initializer.LSTMBias.
+    """
+
+    def __init__(self, forget_bias=1.0):
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, name, shape):
+        values = numpy.zeros(shape)
+        num_hidden = int(shape[0] / 4)
+        values[num_hidden:2 * num_hidden] = self.forget_bias
+        return values
 
 
 @_register

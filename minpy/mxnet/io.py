@@ -5,7 +5,9 @@ are minpy's own classes. Written here, as MXNet defines them: :class:`ResizeIter
 (a fixed number of batches per epoch), :class:`CSVIter` (MXNet's C++ CSV reader:
 rows reshaped to ``data_shape``) and :class:`MNISTIter` (the idx files of MNIST on
 local disk; nothing is downloaded). ``ImageRecordIter``, ``LibSVMIter`` and the
-other C++ iterators of RecordIO files are not provided.
+other C++ iterators of RecordIO files are not provided (``ImageRecordIter`` and
+``ImageRecordUInt8Iter`` raise NotImplementedError saying what to use instead:
+:mod:`minpy.mxnet.recordio` reads the files).
 
 See also mxnet.io.
 """
@@ -18,7 +20,7 @@ from ..nn.io.batch import batch_array
 from ..nn.io.readers import load_csv
 
 __all__ = ["DataBatch", "DataDesc", "DataIter", "NDArrayIter", "PrefetchingIter", "ResizeIter",
-           "CSVIter", "MNISTIter"]
+           "CSVIter", "MNISTIter", "ImageRecordIter", "ImageRecordUInt8Iter"]
 
 
 class ResizeIter(DataIter):
@@ -193,14 +195,19 @@ def _read_idx(path, magic):
 def MNISTIter(image="./train-images-idx3-ubyte", label="./train-labels-idx1-ubyte",
               batch_size=128, shuffle=True, flat=False, seed=0, silent=False, num_parts=1,
               part_index=0, data_name="data", label_name="softmax_label", **ignored):
-    """MXNet's ``MNISTIter`` over local idx files (``.gz`` too): images scaled to
-    [0, 1] as float32, shape ``(batch, 1, 28, 28)`` (``flat=True``: ``(batch, 784)``),
-    labels float32 ``(batch,)``; the rows that do not fill a batch are dropped, as
-    MXNet's reader does. Shuffled with ``seed``. Nothing is downloaded.
+    """MXNet's ``MNISTIter`` over local idx files (``.gz`` too): images as float32
+    bytes / 256 (MXNet's scale, src/io/iter_mnist.cc: [0, 255/256]), shape
+    ``(batch, 1, 28, 28)`` (``flat=True``: ``(batch, 784)``), labels float32
+    ``(batch,)``; the rows that do not fill a batch are dropped, as MXNet's reader does.
+    ``shuffle``: the images are shuffled once, when the iterator is made, with ``seed``
+    (every epoch has that order, as MXNet's; the order itself differs from MXNet's
+    generator's). ``num_parts``/``part_index``: the part's contiguous rows of the files,
+    as MXNet splits them (shuffled within the part). ``data_shape`` and MXNet's other
+    reader options are accepted and ignored. Nothing is downloaded.
 
     Raises:
-        FileNotFoundError: a missing file; ValueError: a file that is not idx data, or
-        image and label counts that differ.
+        FileNotFoundError: a missing file; ValueError: a file that is not idx data,
+        image and label counts that differ, or a part_index outside [0, num_parts).
 
     See also mxnet.io.MNISTIter.
     """
@@ -209,10 +216,35 @@ def MNISTIter(image="./train-images-idx3-ubyte", label="./train-labels-idx1-ubyt
     if len(images) != len(labels):
         raise ValueError(f"MNISTIter: {image!r} holds {len(images)} images but {label!r} "
                          f"{len(labels)} labels")
-    data = images.astype(numpy.float32) / 255.0
+    data = images.astype(numpy.float32) * numpy.float32(1.0 / 256.0)
     data = data.reshape(len(data), -1) if flat else data.reshape((len(data), 1) +
                                                                  images.shape[1:])
-    return NDArrayIter({data_name: data}, {label_name: labels.astype(numpy.float32)},
-                       batch_size=batch_size, shuffle=shuffle, seed=seed,
-                       last_batch_handle="discard", num_parts=num_parts,
-                       part_index=part_index)
+    labels = labels.astype(numpy.float32)
+    if not 0 <= part_index < num_parts:
+        raise ValueError(f"MNISTIter: part_index must be in [0, num_parts={num_parts}), got "
+                         f"{part_index}")
+    # MXNet's GetPart: a contiguous part of the files, then shuffled within
+    start, end = (int(len(data) / num_parts * p) for p in (part_index, part_index + 1))
+    data, labels = data[start:end], labels[start:end]
+    if shuffle:
+        order = numpy.random.RandomState(seed).permutation(len(data))
+        data, labels = data[order], labels[order]
+    return NDArrayIter({data_name: data}, {label_name: labels}, batch_size=batch_size,
+                       shuffle=False, last_batch_handle="discard")
+
+
+def _no_record_iter(name):
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(
+            f"mx.io.{name} (MXNet's C++ reader, decoder and augmenter of RecordIO image "
+            f"files) is not provided by minpy: read the records with "
+            f"mx.recordio.MXIndexedRecordIO(idx, rec, 'r') and mx.recordio.unpack_img, "
+            f"and serve the arrays with mx.io.NDArrayIter (or minpy.nn.io's iterators)")
+    refuse.__name__ = refuse.__qualname__ = name
+    refuse.__doc__ = (f"Not provided: raises NotImplementedError (see mx.recordio). "
+                      f"See also mxnet.io.{name}.")
+    return refuse
+
+
+ImageRecordIter = _no_record_iter("ImageRecordIter")
+ImageRecordUInt8Iter = _no_record_iter("ImageRecordUInt8Iter")

@@ -52,7 +52,7 @@ class CheckpointError(ValueError):
 def host_copies(arrays):
     """``{name: host numpy copy}`` of a dict of minpy/NumPy arrays (``None`` values left out):
     the form parameters take in a checkpoint."""
-    return {k: (v.asnumpy() if hasattr(v, "asnumpy") else numpy.asarray(v)).copy()
+    return {k: v.asnumpy() if hasattr(v, "asnumpy") else numpy.array(v)
             for k, v in arrays.items() if v is not None}
 
 

@@ -29,9 +29,15 @@ model-builder tutorial documents):
   ``max_pool`` / ``avg_pool`` where MinPy bound an MXNet symbol; the shapes
   follow MXNet's (``(H + 2*pad - kernel) // stride + 1``).
 
-Not built: MinPy's later rewrite of this module (``Layer``, ``Model.__call__``,
-``Updater`` and ``minpy.nn.modules``), which its examples/nn/resnet.py-era
-programs use.
+MinPy's later rewrite of this module (master, 2017: ``Layer``, ``Model.__call__``,
+``Updater``, with the layers in ``minpy.nn.modules``) is :mod:`minpy.nn.modular`.
+Its names that do not clash with the ones above are here too (``Layer``,
+``Container``, ``Binary``, ``Sub``, ``Mul``, ``Updater``), and ``Model`` serves
+both: ``Model(container, loss, input_shape)`` is the tutorial's model below;
+``Model(loss=...)`` and subclasses of ``Model`` (``class ResNet(Model)``) are
+MinPy master's :class:`minpy.nn.modular.Model`. ``from minpy.nn.modules import *``
+after ``from minpy.nn.model_builder import *`` (MinPy's examples) gives MinPy
+master's names throughout.
 """
 import functools
 
@@ -39,12 +45,15 @@ import numpy
 
 from .. import numpy as np
 from . import layers
+from . import modular
 from .model import ModelBase
+from .modular import Layer, Container, Binary, Sub, Mul
+from .updater import Updater
 
 __all__ = ["Module", "Sequential", "Parallel", "Affine", "BatchNormalization",
            "SpatialBatchNormalization", "Convolution", "Dropout", "Pooling", "Identity",
            "Export", "ReLU", "Sigmoid", "Tanh", "Reshape", "Flatten", "Add", "Model",
-           "normal_shape"]
+           "normal_shape", "Layer", "Container", "Binary", "Sub", "Mul", "Updater"]
 
 _MODE = "__training_in_progress__"
 
@@ -407,7 +416,22 @@ class Flatten(Module):
         return (int(numpy.prod(input_shape)),)
 
 
-class Model(ModelBase):
+class _EitherModel(type):
+    """``Model``'s metaclass: a class deriving from ``Model`` derives from MinPy master's
+    :class:`minpy.nn.modular.Model` instead (MinPy's rewrite kept the name), and
+    ``isinstance(m, Model)`` holds for both kinds."""
+
+    def __new__(mcs, name, bases, namespace, **kwargs):
+        if any(b.__class__ is mcs for b in bases):
+            bases = tuple(modular.Model if b.__class__ is mcs else b for b in bases)
+            return type(modular.Model)(name, bases, namespace, **kwargs)
+        return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, (modular.Model,)) or type.__instancecheck__(cls, instance)
+
+
+class Model(ModelBase, metaclass=_EitherModel):
     """A network of modules as a :class:`~minpy.nn.model.ModelBase` for the Solver.
 
     Args:
@@ -417,7 +441,16 @@ class Model(ModelBase):
         input_shape: the shape of one sample, e.g. (3072,) or (3, 32, 32).
     Raises:
         TypeError: ``container`` is not a module; ValueError: an unknown loss name.
+
+    ``Model()`` / ``Model(loss=...)`` and subclasses are MinPy master's
+    :class:`minpy.nn.modular.Model` (module docstring).
     """
+
+    def __new__(cls, *args, **kwargs):
+        if len(args) > 1 or (args and isinstance(args[0], Module)) \
+                or {"container", "input_shape"} & set(kwargs):
+            return super().__new__(cls)
+        return modular.Model(*args, **kwargs)          # Model(loss=...): MinPy master's
 
     def __init__(self, container, loss, input_shape):
         if not isinstance(container, Module):

@@ -86,7 +86,7 @@ def _host_fallback(func, args, kwargs):
     def host(a):
         t = type(a)
         if t is Array:
-            return a.asnumpy()
+            return a._host()
         if t is tuple or t is list:
             return t(host(e) for e in a)
         return a

@@ -40,7 +40,7 @@ _ndarray = numpy.ndarray
 def host(x):
     """Host NumPy value of an index-like argument (Arrays copied to the host)."""
     if type(x) is Array:
-        return x.asnumpy()
+        return x._host()
     if isinstance(x, (list, tuple)) and any(type(e) is Array for e in x):
         return type(x)(host(e) for e in x)
     return x

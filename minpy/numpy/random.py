@@ -8,12 +8,30 @@ context. See also numpy.random.
 """
 import numpy as _np
 
+from .. import engine as _engine
 from ..core.array import Array as _Array, new as _new, wrap, unwrap_cpu
+from ..dispatch import state as _state
 from ..dispatch.backend import gpu_backend as _gpu_backend
 from ..dispatch.policy import get_policy as _get_policy
 from ..dispatch.context import current_context as _current_context
 from ..dispatch.transfer import backend_for as _backend_for
 from . import _namespace
+
+_process = _state.process
+
+
+def _in_order(draw):
+    """``draw`` waiting, in async mode, for the engine's pending draws from the global
+    state (``minpy.engine.GLOBAL_STATE``: ``mx.nd``'s pushed Dropout) so that the
+    numbers follow program order."""
+    def ordered(*args, **kwargs):
+        if _process.async_on:
+            _engine.wait_for(_engine.GLOBAL_STATE, reraise=False)
+        return draw(*args, **kwargs)
+    for attr in ("__name__", "__qualname__", "__doc__", "_prim", "__wrapped_numpy__"):
+        setattr(ordered, attr, getattr(draw, attr))
+    return ordered
+
 
 _HOST_STATE = ("get_state", "set_state", "get_bit_generator", "set_bit_generator")
 _CLASSES = ("BitGenerator", "MT19937", "PCG64", "PCG64DXSM", "Philox", "SFC64", "SeedSequence")
@@ -29,7 +47,8 @@ for _name in dir(_np.random):
         _shuffle_array = _namespace.make_function("random.shuffle", _obj, mutates=0,
                                                   name="shuffle")
     else:
-        globals()[_name] = _namespace.make_create("random." + _name, _obj, name=_name)
+        globals()[_name] = _in_order(_namespace.make_create("random." + _name, _obj,
+                                                            name=_name))
 
 bit_generator = _np.random.bit_generator
 
@@ -58,6 +77,8 @@ def seed(seed=None):
 
     See also numpy.random.seed.
     """
+    if _process.async_on:               # pushed draws made before the seed go first
+        _engine.wait_for(_engine.GLOBAL_STATE, reraise=False)
     _np.random.seed(seed)
     g = _gpu_backend()
     if g is not None and hasattr(g.xp.random, "seed"):

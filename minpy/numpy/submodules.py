@@ -57,7 +57,7 @@ def _host_arg(qualname, a):
                 f"minpy.{qualname}: an argument is being differentiated, and NumPy's "
                 f"numpy.{qualname} carries no gradient; pass minpy.stop_gradient(x) "
                 "for its value alone")
-        return a.asnumpy()
+        return a._host()
     if t is tuple or t is list:
         return t(_host_arg(qualname, e) for e in a)
     return a

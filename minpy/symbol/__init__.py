@@ -20,6 +20,11 @@ and backward; the executor (``executor.py``) runs every node on the
 dependency engine over storage blocks chosen by the memory planner.
 Operators: see ``OP_FUNCTIONS`` (each is also a module attribute).
 """
+import builtins
+import math
+
+import numpy
+
 from .registry import OPS, ShapeError, DTypeError
 from .symbol import Symbol, Variable, var, Group, OP_FUNCTIONS, load_json
 from .executor import Executor, seed
@@ -61,10 +66,41 @@ def pow(base, exp):                     # noqa: A001  (MXNet's name)
     return base ** exp
 
 
+power = pow
+
+
+def _binary(name, sym_op, scalar_op, on_numbers):
+    def fn(left, right):
+        num = (int, float, numpy.number)
+        if isinstance(left, Symbol) and isinstance(right, Symbol):
+            return OP_FUNCTIONS[sym_op](left, right)
+        if isinstance(left, Symbol) and isinstance(right, num):
+            return OP_FUNCTIONS[scalar_op](left, scalar=float(right))
+        if isinstance(left, num) and isinstance(right, Symbol):
+            return OP_FUNCTIONS[scalar_op](right, scalar=float(left))
+        if isinstance(left, num) and isinstance(right, num):
+            return on_numbers(left, right)
+        raise TypeError(f"mx.sym.{name}: expected Symbols or numbers, got "
+                        f"({type(left).__name__}, {type(right).__name__})")
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"MXNet's ``{name}(left, right)``: elementwise over two Symbols of one "
+                  f"shape (``{sym_op}``), a Symbol and a number either way round "
+                  f"(``{scalar_op}``), or two numbers (a number). Raises TypeError for "
+                  f"anything else. See also mxnet.symbol.{name}.")
+    return fn
+
+
+# builtins': this module's max and min are MXNet's reductions
+maximum = _binary("maximum", "_maximum", "_maximum_scalar", builtins.max)
+minimum = _binary("minimum", "_minimum", "_minimum_scalar", builtins.min)
+hypot = _binary("hypot", "_hypot", "_hypot_scalar", math.hypot)
+
+
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson", "Executor",
            "GraphPlan", "plan_report", "ShapeError", "DTypeError", "SymbolFileError",
            "plot_network", "lstm_cell", "lstm_params", "gru_cell", "gru_params",
            "check_symbol_grad", "check_symbol_forward", "seed", "zoo", "OPS", "add_n",
            "split", "concat", "flatten", "reshape", "stop_gradient", "Softmax", "broadcast_plus",
-           "broadcast_minus", "broadcast_pow", "pow"] + \
+           "broadcast_minus", "broadcast_pow", "pow", "power", "maximum", "minimum",
+           "hypot"] + \
     [k for k in OP_FUNCTIONS if not k.startswith("_")]

@@ -32,7 +32,21 @@ from ..dispatch.transfer import backend_for, context_of, data_on, move_raw
 from .graph_plan import GraphPlan
 from .registry import RunCtx
 
-__all__ = ["Executor", "seed", "device_scope"]
+__all__ = ["Executor", "seed", "device_scope", "set_op_profiler"]
+
+# minpy.mxnet.profiler's hook while it records: wrap(fn, name, device, sync) -> fn timed
+_op_profiler = None
+
+
+def set_op_profiler(wrap):
+    """Have every operator an executor pushes from now on timed: ``wrap(fn, name, device,
+    sync)`` returns the callable pushed in place of ``fn`` (``name`` is ``'<op>:<node>'``;
+    ``device`` the executor's Context; ``sync`` None on the CPU, else a callable waiting
+    for the executor's GPU). None removes it. Used by ``minpy.mxnet.profiler``; see also
+    Executor.set_monitor_callback.
+    """
+    global _op_profiler
+    _op_profiler = wrap
 
 
 # ------------------------------------------------------------------- random
@@ -82,9 +96,10 @@ def seed(seed_state):
 # ----------------------------------------------------------------- helpers
 def _as_array(value, ctx, name):
     if isinstance(value, Array):
-        if context_of(value._data) != ctx:
-            raise ValueError(f"bind: {name} lives on {context_of(value._data)}, "
-                             f"the executor on {ctx}")
+        have = context_of(value._data)
+        # host memory is one (minpy reports it as cpu(0)): a cpu(i) executor takes it
+        if have != ctx and not have.device_type == ctx.device_type == "cpu":
+            raise ValueError(f"bind: {name} lives on {have}, the executor on {ctx}")
         return value
     if isinstance(value, numpy.ndarray):
         return new(move_raw(value, ctx))
@@ -256,6 +271,7 @@ class Executor:
         self.grad_dict = {k: self._grads[k] for k in plan.arg_names if k in self._grads}
         self.output_dict = dict(zip(self._symbol.list_outputs(), self.outputs))
         self._forwarded = False
+        self._monitor = None
 
     def _check(self, what, arr, e):
         p = self.plan
@@ -309,10 +325,61 @@ class Executor:
         return on_device
 
     # ----------------------------------------------------------------- running
-    def _push_all(self, steps):
-        push, device = engine.push, self._device
+    def _push_all(self, steps, phase):
+        push, device, wrap = engine.push, self._device, _op_profiler
+        if wrap is not None:
+            sync = None if device is None else self._synchronize
+            steps = [(wrap(fn, name, self._ctx, sync), r, w, name)
+                     for fn, r, w, name in steps]
+        if self._monitor is not None:
+            self._push_monitored(steps, phase)
+            return
         for fn, reads, writes, name in steps:
             push(fn, reads, writes, name, device)
+
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name, array)`` for each output of each operator that later
+        forwards and backwards run, once it is computed (MXNet's executor monitor, used by
+        ``mx.monitor.Monitor``): ``name`` is ``<node>_<output>`` (``fc1_output``, as
+        MXNet's). With ``monitor_all``, also for each input before the operator runs:
+        ``<node>_<input>`` (``fc1_weight``), preceded by the variable's own name for a
+        variable input. The callback runs in the calling thread with the array ready and
+        may compute on it (the next operator writes only after); the operators then run
+        one at a time. Backward operators carry minpy's node names
+        (``backward_fullyconnected0``), not MXNet's (``fc1_backward``); visible outputs
+        only. ``reshape`` passes the monitor on to the new executor, and calls the
+        callback's ``executor_reshaped(old, new)`` if it has one (``Monitor`` follows its
+        executors so). ``callback=None`` removes the monitor.
+        """
+        if callback is not None and not callable(callback):
+            raise TypeError(f"Executor.set_monitor_callback: callback must be callable or "
+                            f"None, got {type(callback).__name__}")
+        self._monitor = None if callback is None else (callback, bool(monitor_all))
+
+    def _push_monitored(self, steps, phase):
+        plan, hold = self.plan, self._hold
+        split = plan.n_forward
+        nids = plan.order[:split] if phase == "forward" else plan.order[split:]
+        callback, monitor_all = self._monitor
+        for (fn, reads, writes, name), nid in zip(steps, nids):
+            node = plan.node_of(nid)
+            if monitor_all:
+                ins = plan.inputs_of[nid]
+                self._wait(ins)
+                self._synchronize()
+                names = node.op.arguments(node.attrs) + node.op.aux(node.attrs)
+                for k, e in enumerate(ins):
+                    src = node.inputs[k][0] if k < len(node.inputs) else None
+                    if src is not None and src.op is None:
+                        callback(src.name, hold[e])
+                    callback(f"{node.name}_{names[k] if k < len(names) else f'input{k}'}",
+                             hold[e])
+            engine.push(fn, reads, writes, name, self._device)
+            outs = plan.outputs_of[nid][:node.op.num_visible(node.attrs)]
+            self._wait(outs)
+            self._synchronize()
+            for out_name, e in zip(node.op.outputs(node.attrs), outs):
+                callback(f"{node.name}_{out_name}", hold[e])
 
     def _copy_in(self, dst, value, what):
         if isinstance(value, Array):
@@ -344,7 +411,7 @@ class Executor:
                 raise ValueError(f"forward: {k!r} is not an argument; arguments are "
                                  f"{list(self.arg_dict)}")
             self._copy_in(self.arg_dict[k], v, f"forward: {k}")
-        self._push_all(self._fwd[bool(is_train)])
+        self._push_all(self._fwd[bool(is_train)], "forward")
         self._train_forward = bool(is_train)
         self._wait(self.plan.heads)
         if is_train:
@@ -384,7 +451,7 @@ class Executor:
                             "ones", self._device)
             else:
                 self._copy_in(h, g, f"backward: out_grads[{i}]")
-        self._push_all(self._bwd_of[self._train_forward])
+        self._push_all(self._bwd_of[self._train_forward], "backward")
         self._forwarded = False
         if wait:
             self._wait(self.plan.grad_entry.values())
@@ -504,8 +571,13 @@ class Executor:
             if old.dtype == new_plan.dtypes[e] and _size(new_plan.shapes[e]) <= old.size \
                     and _contiguous(old):
                 heads[e] = _view(old, new_plan.shapes[e], "reshape: output")
-        return Executor(self._symbol, self._ctx, args, grads, plan.grad_req, aux,
-                        plan=new_plan, shared_heads=heads)
+        exe = Executor(self._symbol, self._ctx, args, grads, plan.grad_req, aux,
+                       plan=new_plan, shared_heads=heads)
+        exe._monitor = self._monitor
+        moved = getattr(self._monitor and self._monitor[0], "executor_reshaped", None)
+        if moved is not None:
+            moved(self, exe)
+        return exe
 
     def memory_report(self, categories=True):
         """Bytes used by this executor (see ``GraphPlan.memory_report``): what

@@ -30,6 +30,7 @@ Every symbolic operator is an :class:`OpDef` registered once in ``OPS``:
 (MXNet's ``_Plus`` for ``elemwise_add``); graphs keep the target's name.
 """
 import ast
+import contextlib
 import threading
 
 import numpy
@@ -312,6 +313,22 @@ def auto_name(hint):
         k = _names.get(hint, 0)
         _names[hint] = k + 1
     return f"{hint}{k}"
+
+
+@contextlib.contextmanager
+def fresh_names():
+    """Inside the block, automatic node names count from 0 again (MXNet's ``with
+    NameManager():``, which ``BucketingModule`` wraps each ``sym_gen`` call in, so every
+    bucket's symbol names its unnamed nodes and parameters alike); the outer counts
+    are restored after."""
+    global _names
+    with _names_lock:
+        saved, _names = _names, {}
+    try:
+        yield
+    finally:
+        with _names_lock:
+            _names = saved
 
 
 def bwd_shape(attrs, ins, outs):

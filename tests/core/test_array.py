@@ -194,12 +194,12 @@ def test_views_share_memory_like_numpy(case):
     a = mp.array(an)
     vn, v = VIEWS[case](an), VIEWS[case](a)
     check(v, vn)
-    assert numpy.shares_memory(v.asnumpy(), a.asnumpy()) == numpy.shares_memory(vn, an) is True
+    assert numpy.shares_memory(numpy.asarray(v), numpy.asarray(a)) == numpy.shares_memory(vn, an) is True
     if vn.flags.writeable:
         v[...] = 0 if case != "view_dtype" else 1
         vn[...] = 0 if case != "view_dtype" else 1
         check(a, an)
-    assert not numpy.shares_memory(a.flatten().asnumpy(), a.asnumpy())
+    assert not numpy.shares_memory(a.flatten().asnumpy(), numpy.asarray(a))
 
 
 def test_choose():
@@ -331,7 +331,7 @@ def test_pickle_round_trip(an):
     b = pickle.loads(pickle.dumps(a))
     check(b, an)
     assert b.context == a.context
-    assert not numpy.shares_memory(b.asnumpy(), a.asnumpy())
+    assert not numpy.shares_memory(numpy.asarray(b), numpy.asarray(a))
 
 
 def test_copy_and_deepcopy_are_independent():
@@ -352,7 +352,7 @@ def test_copy_and_deepcopy_are_independent():
 def test_array_protocol_shares_memory_on_cpu():
     a = mp.arange(6.0)
     h = numpy.asarray(a)
-    assert type(h) is numpy.ndarray and numpy.shares_memory(h, a.asnumpy())
+    assert type(h) is numpy.ndarray and numpy.shares_memory(h, numpy.asarray(a))
     h[0] = 42                                 # a host view: writes show through
     assert float(a[0]) == 42
     assert numpy.asarray(a, copy=False) is h or numpy.shares_memory(numpy.asarray(a, copy=False), h)
@@ -445,13 +445,13 @@ def test_dlpack_round_trips():
     xn = numpy.arange(6.0).reshape(2, 3)
     x = mp.from_dlpack(xn)
     check(x, xn)
-    assert numpy.shares_memory(x.asnumpy(), xn)
+    assert numpy.shares_memory(numpy.asarray(x), xn)
     assert x.__dlpack_device__() == xn.__dlpack_device__() == (1, 0)
     back = numpy.from_dlpack(x)
     assert type(back) is numpy.ndarray and numpy.shares_memory(back, xn)
     again = mp.from_dlpack(x)
     check(again, xn)
-    assert numpy.shares_memory(again.asnumpy(), xn)
+    assert numpy.shares_memory(numpy.asarray(again), xn)
     capsule = x.__dlpack__()
     assert type(capsule).__name__ == "PyCapsule"
 
@@ -577,3 +577,17 @@ def test_positional_out_under_grad_is_recorded():
         return mp.sum(buf * 2.0)
     g = mp.grad(f)(mp.array(numpy.arange(6.0).reshape(2, 3)))
     numpy.testing.assert_allclose(g.asnumpy(), 4.0 * numpy.arange(6.0).reshape(2, 3))
+
+
+def test_asnumpy_is_a_copy_the_caller_owns():
+    # MXNet's asnumpy: the value as of the call; a later write into the array (an
+    # executor's next forward, an in-place optimizer step) must not change it
+    x = mp.arange(4.0)
+    h = x.asnumpy()
+    x += 1
+    assert h.tolist() == [0.0, 1.0, 2.0, 3.0]
+    h[0] = 99
+    assert x[0] == 1
+    assert not numpy.shares_memory(x.asnumpy(), x.asnumpy())
+    if x.context == mp.cpu(0):
+        assert numpy.shares_memory(numpy.asarray(x), numpy.asarray(x))   # the zero-copy view

@@ -122,7 +122,8 @@ def test_the_names_are_minpys_objects():
     assert mx.optimizer is optimizer and mx.lr_scheduler is lr_scheduler
     assert mx.init is mx.initializer is initializer
     assert mx.metric is metric and mx.callback is callback
-    assert mx.model is minpy.nn.checkpoint
+    assert mx.model is minpy.mxnet.model and mx.model.load_checkpoint is \
+        minpy.nn.checkpoint.load_checkpoint
     assert mx.random is mx.rnd is random
     assert mx.viz is mx.visualization is visualization
     assert mx.test_utils is test_utils
@@ -414,7 +415,7 @@ def test_mnist_iter_reads_idx_files(tmp_path):
     assert len(batches) == 2                       # the last 2 images fill no batch
     assert batches[0].data[0].shape == (4, 1, 28, 28)
     numpy.testing.assert_allclose(batches[1].data[0].asnumpy(),
-                                  images[4:8, None] / numpy.float32(255), rtol=1e-6)
+                                  images[4:8, None] / numpy.float32(256), rtol=1e-6)
     numpy.testing.assert_array_equal(batches[0].label[0].asnumpy(), labels[:4])
     flat = mx.io.MNISTIter(image=str(img), label=str(lab), batch_size=5, flat=True)
     assert next(iter(flat)).data[0].shape == (5, 784)

@@ -522,3 +522,16 @@ def test_benchmark_pipeline_is_the_same_with_and_without_prefetch():
     _, plain = bench_io.run_epoch(x, y, 0, transform, bench_io.make_params())
     _, fetched = bench_io.run_epoch(x, y, 2, transform, bench_io.make_params())
     assert len(plain) == 3 and plain == fetched
+
+
+def test_idx_maps_each_position_to_its_sample_as_mxnet():
+    # MXNet's NDArrayIter.idx: after shuffling, data[i] is original[idx[i]] every epoch
+    data = numpy.arange(10.0).reshape(10, 1) * 3
+    it = NDArrayIter(data, numpy.arange(10.0), batch_size=5, shuffle=True, seed=4)
+    for _ in range(3):
+        served = numpy.concatenate([b.data[0].asnumpy()[:, 0] for b in it])
+        numpy.testing.assert_array_equal(served, data[it.idx, 0])
+        assert sorted(it.idx.tolist()) == list(range(10))
+        it.reset()
+    plain = NDArrayIter(data, batch_size=5)
+    assert plain.idx.tolist() == list(range(10))

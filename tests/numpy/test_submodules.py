@@ -14,7 +14,7 @@ from minpy.testing import check_grads
 
 
 def host(x):
-    return x.asnumpy() if isinstance(x, np.Array) else numpy.asarray(x)
+    return x._host() if isinstance(x, np.Array) else numpy.asarray(x)
 
 
 # ------------------------------------------------------------ import paths

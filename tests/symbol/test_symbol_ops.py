@@ -422,6 +422,7 @@ def test_every_registered_forward_op_is_tested():
               "LogisticRegressionOutput", "MAERegressionOutput", "ElementWiseSum"}
     names |= {"broadcast_add", "_greater_scalar", "sign", "zeros_like", "ones_like", "BlockGrad",
               "_grad_accumulate"}    # covered in test_symbol.py / test_executor.py
+    names |= {"Custom"}       # tests/mxnet/test_custom_op.py (against MXNet too)
     cases = json.loads((pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "mxnet" /
                         "ops_cases.json").read_text())["cases"]
     names |= {c["op"] for c in cases}         # against MXNet: tests/symbol/test_mxnet_ops.py

@@ -24,7 +24,20 @@ There is no second array type: ``nd.NDArray is minpy.Array``. What it holds:
 - ``nd.random`` and MXNet 1.x's old names ``uniform``, ``normal``,
   ``random_uniform`` ... drawing from minpy's global random state;
 - ``waitall``, ``save``/``load`` (MXNet's ``.params`` format, byte-exact).
+
+The engine: in async mode (``minpy.set_async(True)`` / ``with minpy.async_mode():``)
+an operator call is pushed to minpy's dependency engine as MXNet pushed it: its
+shapes are checked at the call (a ShapeError there), it runs after the writes of
+its inputs and before later writes to them, its errors surface at the next wait
+(``asnumpy``, ``wait_to_read``, ``waitall``), and a training Dropout writes the
+global random state's Var (``minpy.engine.GLOBAL_STATE``: MXNet's random resource),
+so draws keep program order. Outside async mode calls run at once (MXNet's
+``NaiveEngine``): eager minpy code does not wait for pushed work, so the engine is
+only used where every read waits.
 """
+import builtins
+import numbers
+
 from ...core.array import Array as NDArray
 from ...core.async_work import waitall
 from ...symbol.format.params import load, save, loads, dumps, NDArrayFileError
@@ -80,9 +93,13 @@ def choose_element_0index(lhs, rhs, out=None):
     return pick(lhs, rhs, axis=1, out=out)
 
 
-def _old_sampler(func, first, second):
+def _old_sampler(func, first, second, ordered):
     def fn(*args, **kwargs):
         names = (first, second, "shape", "ctx", "dtype")
+        if args and isinstance(args[0], (tuple, list)):
+            # the MXNet talk's mx.nd.uniform(shape, 10, -10): a shape first, then the
+            # two numbers (a tuple cannot be a bound, so the form is unambiguous)
+            names = ("shape", first, second, "ctx", "dtype")
         if len(args) > len(names):
             raise TypeError(f"mx.nd.{fn.__name__}: at most {len(names)} positional arguments "
                             f"({', '.join(names)})")
@@ -90,24 +107,31 @@ def _old_sampler(func, first, second):
             if k in kwargs:
                 raise TypeError(f"mx.nd.{fn.__name__}() got multiple values for {k!r}")
             kwargs[k] = v
-        if isinstance(kwargs.get(first), (tuple, list)):
-            raise TypeError(f"mx.nd.{fn.__name__}: {first}={kwargs[first]!r} looks like a shape: "
-                            f"MXNet 1.9.1's order is ({first}, {second}, shape, ctx, dtype), e.g. "
-                            f"mx.nd.{fn.__name__}(-10, 10, shape); the pre-1.0 form "
-                            f"{fn.__name__}(shape, 10, -10) of the MXNet talk's slides is refused "
-                            "there too")
+        if names[0] == "shape" and ordered:
+            lo, hi = kwargs.get(first, 0), kwargs.get(second, 1)
+            if not all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                       for v in (lo, hi)):
+                raise TypeError(f"mx.nd.{fn.__name__}(shape, a, b): the bounds must be "
+                                f"numbers, got {lo!r} and {hi!r}")
+            kwargs[first], kwargs[second] = builtins.min(lo, hi), builtins.max(lo, hi)
         return func(**kwargs)
     return fn
 
 
-uniform = _old_sampler(random.uniform, "low", "high")
+uniform = _old_sampler(random.uniform, "low", "high", True)
 uniform.__name__ = "uniform"
 uniform.__doc__ = ("MXNet 1.x's old top-level uniform sampler: positional order (low, high, "
-                   "shape, ctx, dtype). See also mxnet.ndarray.uniform.")
-normal = _old_sampler(random.normal, "loc", "scale")
+                   "shape, ctx, dtype). The MXNet talk's form ``uniform(shape, a, b)`` (a "
+                   "tuple or list first, which MXNet 1.9.1 refuses) is accepted too: samples "
+                   "of ``shape`` drawn over [min(a, b), max(a, b)), so "
+                   "``uniform((2, 2), 10, -10)`` draws from [-10, 10). See also "
+                   "mxnet.ndarray.uniform.")
+normal = _old_sampler(random.normal, "loc", "scale", False)
 normal.__name__ = "normal"
 normal.__doc__ = ("MXNet 1.x's old top-level normal sampler: positional order (loc, scale, "
-                  "shape, ctx, dtype). See also mxnet.ndarray.normal.")
+                  "shape, ctx, dtype); ``normal(shape, loc, scale)`` (a tuple or list first, "
+                  "as the MXNet talk's ``uniform(shape, 10, -10)``) is accepted too. See also "
+                  "mxnet.ndarray.normal.")
 random_uniform, random_normal = uniform, normal
 random_randint = random.randint
 shuffle = random.shuffle

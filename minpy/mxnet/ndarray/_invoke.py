@@ -22,8 +22,10 @@ import threading
 
 import numpy
 
+from ... import engine
 from ... import numpy as mnp
 from ...core.array import Array, new, wait
+from ...core import async_work
 from ...core.execute import mutated
 from ...core import tape as _tape
 from ...dispatch import state as _state
@@ -35,9 +37,22 @@ from ...symbol.ops.mxnet_signatures import SIGNATURES
 from ...symbol.registry import OPS, DTypeError, Mismatch, RunCtx, ShapeError
 from ...symbol.symbol import Symbol, Variable
 
-__all__ = ["op_function", "invoke", "is_training", "set_training"]
+__all__ = ["op_function", "invoke", "is_training", "set_training", "set_op_profiler"]
 
 _mode = threading.local()
+_process = _state.process
+# minpy.mxnet.profiler's hook while it records imperative calls (profile_imperative):
+# wrap(fn, name, device, sync) -> fn timed
+_op_profiler = None
+
+
+def set_op_profiler(wrap):
+    """Have every imperative ``mx.nd`` operator call from now on timed: ``wrap(fn, name,
+    device, sync)`` returns the callable run in place of ``fn`` (``name`` is
+    ``'<op>:'``, ``device`` the call's Context, ``sync`` None on the CPU, else a callable
+    waiting for the device). None removes it. Used by ``minpy.mxnet.profiler``."""
+    global _op_profiler
+    _op_profiler = wrap
 
 
 def is_training():
@@ -160,8 +175,10 @@ def invoke(key, args, kwargs):
 def _direct(op, key, attrs, ins, visible_only=True):
     ctx = context_of(ins[0]._data) if ins else current_context()
     backend = backend_for(ctx)
-    for a in ins:
-        wait(a)
+    pushed = _process.async_on and _process.cpu_only and ctx.device_type == "cpu"
+    if not pushed:
+        for a in ins:
+            wait(a)
     datas = [data_on(a, ctx) for a in ins]
     n_out = op.num_outputs(attrs)
     try:
@@ -181,18 +198,37 @@ def _direct(op, key, attrs, ins, visible_only=True):
         raise ShapeError(f"mx.nd.{key}: cannot infer its output shapes from inputs "
                          f"{[tuple(d.shape) for d in datas]}")
     is_train = is_training()
+    n_args = len(op.arguments(attrs))
+    writes_aux = op.mutates_aux and is_train
     with backend.device(ctx.device_id):
         xp = backend.xp
         outs = [xp.empty(tuple(s), numpy.dtype(t)) for s, t in zip(s_out, t_out)]
         rc = RunCtx(xp, is_train, _GlobalRng(xp), backend, ctx.device_id)
-        op.forward(rc, attrs, datas, outs)
-    if op.mutates_aux and is_train:
-        n_args = len(op.arguments(attrs))
+
+        results = [new(o) for o in outs]
+        forward = lambda: op.forward(rc, attrs, datas, outs)   # noqa: E731
+        if _op_profiler is not None:
+            sync = None if ctx.device_type == "cpu" else \
+                (lambda: backend.synchronize(ctx.device_id))
+            forward = _op_profiler(forward, f"{key}:", ctx, sync)
+        if pushed:
+            # MXNet's engine: the call is queued behind the writes of its inputs; its
+            # outputs (and the aux states it updates: host buffers, the inputs' own) are
+            # written when it runs. A draw (training Dropout) also writes the random
+            # state, so draws keep push order.
+            n_read = n_args if writes_aux else len(ins)
+            rng = (engine.GLOBAL_STATE,) if op.name == "Dropout" and is_train else ()
+            async_work.push(forward, reads=ins[:n_read],
+                            writes=[*results, *ins[n_read:]], name=f"mx.nd.{key}",
+                            resources=rng, nbytes=sum(o.nbytes for o in outs))
+        else:
+            forward()
+    if writes_aux:
         for a, d in zip(ins[n_args:], datas[n_args:]):
-            if d is not a._data:
+            if d is not a._data:          # an input copied to the op's device
                 a._data[...] = d
             mutated(a)
-    return [new(o) for o in (outs[:op.num_visible(attrs)] if visible_only else outs)]
+    return results[:op.num_visible(attrs)] if visible_only else results
 
 
 _functions = {}
@@ -204,8 +240,10 @@ def _freeze(v):
 
 
 def _traced(op, key, attrs, argn, auxn, ins):
-    fkey = (key, tuple(sorted((k, _freeze(v)) for k, v in attrs.items())))
     shapes = {k: tuple(a.shape) for k, a in zip(argn + auxn, ins)}
+    # a Function's aux states have one shape: calls with other aux shapes need another
+    fkey = (key, tuple(sorted((k, _freeze(v)) for k, v in attrs.items())),
+            tuple(shapes[k] for k in auxn))
     with _functions_lock:
         fn = _functions.get(fkey)
         if fn is None:

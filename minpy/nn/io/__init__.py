@@ -272,6 +272,15 @@ class NDArrayIter(_CurrentBatchIter):
         that opens with rolled-over samples."""
         return self._pos - self._carry
 
+    @property
+    def idx(self):
+        """This epoch's order (MXNet's ``NDArrayIter.idx``): position ``i`` of the epoch
+        serves sample ``idx[i]`` of the (part's) data as given — ``arange`` without
+        shuffling, the epoch's permutation with it; rolled-over samples that open the
+        epoch are not part of it. A copy. Scripts map predictions back with it:
+        ``original_order = numpy.empty_like(pred); original_order[it.idx] = pred``."""
+        return self._seq[self._carry:].copy()
+
     def getnumiterations(self):
         """Number of batches in the current epoch (rolled-over samples included)."""
         n = len(self._seq)

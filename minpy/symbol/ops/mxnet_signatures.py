@@ -34,6 +34,7 @@ SIGNATURES = {
          ('kernel', 'pool_type', 'global_pool', 'cudnn_off', 'pooling_convention', 'stride',
           'pad', 'p_value', 'count_include_pad', 'layout')),
     'Reshape': (('data',), ('shape', 'reverse', 'target_shape', 'keep_highest')),
+    'SVMOutput': (('data', 'label'), ('margin', 'regularization_coefficient', 'use_linear')),
     'SliceChannel': (('data',), ('num_outputs', 'axis', 'squeeze_axis')),
     'Softmax':
         (('data', 'label'),

@@ -127,7 +127,15 @@ def _conv_shape(attrs, ins, outs):
     k, s, d, p = _conv_geom(attrs)
     nk = check_kernel_groups(attrs)
     f, g = attrs["num_filter"], attrs["num_group"]
-    x = ins[0]
+    x, w, o = ins[0], ins[1], outs[0]
+    if x is None and w is not None and o is not None and len(o) == nk + 2 \
+            and all(v == 1 for v in s):
+        # backward, as FullyConnected's: the data from the output and the weight (unique
+        # at stride 1) -- how a convolutional RNN cell's h2h gets its begin state's shape,
+        # _zeros(shape=(0, C, H, W)), which minpy's whole-shape inference cannot read
+        x = ins[0] = (o[0], w[1] * g) + tuple(o[2 + i] - 2 * p[2 - nk + i]
+                                              + d[2 - nk + i] * (k[2 - nk + i] - 1)
+                                              for i in range(nk))
     if x is not None:
         if len(x) != nk + 2:
             raise Mismatch(f"data: expected {nk + 2}-d {'NCW' if nk == 1 else 'NCHW'} data "

@@ -87,7 +87,7 @@ def _sm_fwd(rc, attrs, ins, outs):
         _softmax_nd(rc.xp, x, outs[0], 1, True)
 
 
-def _check_labels(xp, attrs, lab, label_shape, nclass):
+def _check_labels(xp, attrs, lab, label_shape, nclass, func="SoftmaxOutput"):
     """Raise ValueError unless every label in ``lab`` (a view of the label array of
     ``label_shape``, in its order) is an integer in [0, nclass), or ``ignore_label``
     under use_ignore. MXNet casts labels to int unchecked: 7 or -1 with 4 classes
@@ -106,7 +106,7 @@ def _check_labels(xp, attrs, lab, label_shape, nclass):
     allowed = f"an integer class index in [0, {nclass})"
     if ignore is not None:
         allowed += f" or ignore_label {ignore:g}"
-    raise ValueError(f"SoftmaxOutput: label {shown} at position {where} of the label "
+    raise ValueError(f"{func}: label {shown} at position {where} of the label "
                      f"array {tuple(label_shape)} is not {allowed} ({nclass} classes); "
                      f"{int((~ok).sum())} label(s) are out of range or not integers")
 
@@ -255,3 +255,57 @@ for _n, _k, _doc in (("LinearRegressionOutput", "linear", "identity; L2 loss gra
                    outputs=("data", "label"), forward=_reg_bwd_fwd(_k),
                    infer_shape=bwd_shape, infer_type=grad_type, inplace=[(0, 0)],
                    is_backward=True, doc=f"Gradient of {_n}."))
+
+
+# --------------------------------------------------------------------- SVMOutput
+_SVM = {"margin": Param(Float, 1.0), "regularization_coefficient": Param(Float, 1.0),
+        "use_linear": Param(Bool, False)}
+
+
+def _svm_shape(attrs, ins, outs):
+    s = ins[0]
+    if s is not None:
+        if len(s) < 1:
+            raise Mismatch(f"data: expected at least 1 dim (classes last), got {s}")
+        assign(ins, 1, tuple(s[:-1]), "label")
+        assign(outs, 0, tuple(s), "output")
+    return ins, outs
+
+
+def _svm_fwd(rc, attrs, ins, outs):
+    copy_into(rc.xp, outs[0], ins[0])
+
+
+def _svm_bwd_fwd(rc, attrs, ins, outs):
+    # MXNet's L1_SVM / L2_SVM (src/operator/svm_output.cc): data seen as (rows, classes),
+    # one label per row; the head gradient is not read (this op ends a network)
+    xp, (y, label), (dx, dl) = rc.xp, ins, outs
+    src = y.reshape(-1, y.shape[-1]) if y.ndim else y.reshape(1, 1)
+    lab = label.reshape(-1)
+    _check_labels(xp, {"use_ignore": False, "ignore_label": -1.0}, lab, label.shape,
+                  src.shape[1], "SVMOutput")
+    hit = xp.arange(src.shape[1]) == lab.astype(numpy.int64)[:, None]
+    margin, coef = float(attrs["margin"]), float(attrs["regularization_coefficient"])
+    # the label's column is pushed above margin, the others below -margin (Python
+    # scalars after the array: they keep its dtype)
+    if attrs["use_linear"]:
+        g = xp.where(hit, -(src < margin).astype(src.dtype), (src > -margin).astype(src.dtype))
+    else:
+        g = xp.where(hit, xp.minimum(src - margin, 0) * 2, xp.maximum(src + margin, 0) * 2)
+    copy_into(xp, dx, (g * coef).reshape(dx.shape).astype(dx.dtype, copy=False))
+    dl.fill(0)
+
+
+register(OpDef("SVMOutput", params=_SVM, arguments=("data", "label"), forward=_svm_fwd,
+               infer_shape=_svm_shape, infer_type=_label_type, inplace=[(0, 0)],
+               gradient=lambda node, og: _bwd_entries(
+                   "_backward_SVMOutput", [(node, 0), node.inputs[1]], node, 2),
+               doc="Support vector machine output: forward is the identity; the gradient "
+                   "is that of the L2-SVM hinge loss (use_linear: L1-SVM) with the label's "
+                   "class above ``margin`` and the others below -``margin``, times "
+                   "regularization_coefficient, ignoring the head gradient, as MXNet's. "
+                   "Data (..., classes), label data.shape[:-1] of class indices."))
+register(OpDef("_backward_SVMOutput", params=_SVM, arguments=("output", "label"),
+               outputs=("data", "label"), forward=_svm_bwd_fwd, infer_shape=bwd_shape,
+               infer_type=grad_type, inplace=[(0, 0)], is_backward=True,
+               doc="Gradient of SVMOutput (MXNet's L1_SVM / L2_SVM)."))

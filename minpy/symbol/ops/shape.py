@@ -220,6 +220,18 @@ def _slice_shape(attrs, ins, outs):
             o[ax] = s[ax] // n
         for i in range(n):
             assign(outs, i, tuple(o), f"output {i}")
+    elif n >= 1 and any(o is not None for o in outs):
+        # backward, as MXNet's: the data from an output (an RNN cell's h2h, whose data
+        # is a begin state of unknown batch size, learns its shape from its slices)
+        o = list(next(o for o in outs if o is not None))
+        ndim = len(o) + bool(attrs["squeeze_axis"])
+        if -ndim <= attrs["axis"] < ndim:
+            ax = attrs["axis"] % ndim
+            if attrs["squeeze_axis"]:
+                o.insert(ax, n)
+            else:
+                o[ax] *= n
+            assign(ins, 0, tuple(o), "data")
     return ins, outs
 
 

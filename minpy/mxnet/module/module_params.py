@@ -1,4 +1,4 @@
-"""``minpy.mxnet.module_params``: the parameter and optimizer state of ``Module``.
+"""``minpy.mxnet.module.module_params``: the parameter and optimizer state of ``Module``.
 
 :class:`ParamsMixin` holds what :class:`minpy.mxnet.module.Module` does with its
 parameters: the module's own CPU copies (``get_params``, synced from the
@@ -13,13 +13,14 @@ import warnings
 
 import numpy
 
-from ..dispatch.context import cpu
-from .. import kvstore as _kvstore
-from ..nn import checkpoint
-from . import optimizer as mx_optimizer
-from ..nn import optim
-from ..nn.io.batch import batch_array
-from .initializer import InitDesc, Uniform
+from ...dispatch.context import cpu
+from ... import kvstore as _kvstore
+from ...nn import checkpoint
+from .. import optimizer as mx_optimizer
+from ...nn import optim
+from ...nn.io.batch import batch_array
+from .executor_group import batch_axis
+from ..initializer import InitDesc, Uniform
 
 __all__ = ["ParamsMixin"]
 
@@ -85,7 +86,7 @@ class ParamsMixin:
                 elif given is None:
                     raise ValueError(f"Module.init_params: no initializer and no {what} to "
                                      f"set {name!r} from")
-        self._exec.copy_params_from(self._arg_params, self._aux_params)
+        self._copy_params_to_exec()
         self.params_initialized, self._params_dirty = True, False
 
     def _check_given(self, method, pairs, allow_missing, allow_extra):
@@ -138,8 +139,14 @@ class ParamsMixin:
             for name in target:
                 if given is not None and name in given:
                     self._assign("set_params", target[name], given[name], what, name)
-        self._exec.copy_params_from(self._arg_params, self._aux_params)
+        self._copy_params_to_exec()
         self.params_initialized, self._params_dirty = True, False
+
+    def _copy_params_to_exec(self):
+        """The module's values into its executor: the parameters of its symbol only (a
+        bucket's module shares the default bucket's dicts, which may hold more)."""
+        self._exec.copy_params_from({n: self._arg_params[n] for n in self._param_names},
+                                    {n: self._aux_params[n] for n in self._aux_names})
 
     def get_params(self):
         """``(arg_params, aux_params)``: dicts name -> CPU minpy Array, the module's own
@@ -153,7 +160,8 @@ class ParamsMixin:
         for own, bound in ((self._arg_params, self._exec.arg_dict),
                            (self._aux_params, self._exec.aux_dict)):
             for name, arr in own.items():
-                arr[...] = host(bound[name])
+                if name in bound:       # a bucket's module shares a larger module's dicts
+                    arr[...] = host(bound[name])
         self._params_dirty = False
 
     # ------------------------------------------------------------ optimizer
@@ -182,7 +190,7 @@ class ParamsMixin:
             self.logger.warning("optimizer already initialized, ignoring...")
             return
         kv = self._kvstore_for(kvstore, len(self._contexts))
-        batch_size = self._data_shapes[0].shape[0]
+        batch_size = self._data_shapes[0].shape[batch_axis(self._data_shapes[0])]
         if kv is not None and "dist" in kv.type and "_sync" in kv.type:
             batch_size *= kv.num_workers
         rescale_grad = 1.0 / batch_size
@@ -251,9 +259,11 @@ class ParamsMixin:
             kv.pull(name, out=w, priority=-i)
 
     def borrow_optimizer(self, shared_module):
-        """Use ``shared_module``'s installed optimizer."""
+        """Use ``shared_module``'s installed optimizer and KVStore (bucketing: every bucket
+        updates through the same optimizer state)."""
         shared_module._need("borrow_optimizer", optimizer=True)
         self._optimizer, self.optimizer_initialized = shared_module._optimizer, True
+        self._kvstore = shared_module._kvstore
 
     def save_optimizer_states(self, fname):
         """Write the optimizer's state (counts, momenta ...) to ``fname``."""

@@ -1,4 +1,4 @@
-"""``minpy.mxnet.base_module``: MXNet 1.x's ``BaseModule`` — ``fit``, ``score``, ``predict``.
+"""``minpy.mxnet.module.base_module``: MXNet 1.x's ``BaseModule`` — ``fit``, ``score``, ``predict``.
 
 The loops every module shares, written against the intermediate API a
 concrete module implements (``bind``, ``init_params``, ``init_optimizer``,
@@ -11,12 +11,12 @@ known, executor made), *parameters initialised* (``params_initialized``) and
 import logging
 import time
 
-from .. import numpy as mnp
-from . import metric as _metric
-from .callback import BatchEndParam
-from .initializer import Uniform
-from ..nn.checkpoint import read_params, write_params
-from ..nn.io import NDArrayIter
+from ... import numpy as mnp
+from .. import metric as _metric
+from ..callback import BatchEndParam
+from ..initializer import Uniform
+from ...nn.checkpoint import read_params, write_params
+from ...nn.io import NDArrayIter
 
 __all__ = ["BaseModule"]
 
@@ -195,13 +195,13 @@ class BaseModule:
                 ``init_params``.
             force_rebind: rebind even if bound.
             begin_epoch, num_epoch: the epochs run are ``range(begin_epoch, num_epoch)``.
+            monitor: an ``mx.monitor.Monitor``, installed, ticked before and printed
+                after each batch.
         Raises:
             ValueError: no ``num_epoch``.
         """
         if num_epoch is None:
             raise ValueError(f"{type(self).__name__}.fit: num_epoch is required")
-        if monitor is not None:
-            raise NotImplementedError("fit: monitor is not supported")
         provide_data = getattr(train_data, "provide_data", None)
         if not provide_data:
             raise ValueError(f"{type(self).__name__}.fit: train_data must describe its batches "
@@ -209,6 +209,8 @@ class BaseModule:
         self.bind(data_shapes=provide_data,
                   label_shapes=getattr(train_data, "provide_label", None),
                   for_training=True, force_rebind=force_rebind)
+        if monitor is not None:
+            self.install_monitor(monitor)
         self.init_params(initializer=initializer, arg_params=arg_params,
                          aux_params=aux_params, allow_missing=allow_missing,
                          force_init=force_init)
@@ -223,9 +225,13 @@ class BaseModule:
             batches = iter(train_data)
             batch = next(batches, None)
             while batch is not None:
+                if monitor is not None:
+                    monitor.tic()
                 self.forward_backward(batch)
                 self.update()
                 self.update_metric(eval_metric, getattr(batch, "label", None) or [])
+                if monitor is not None:
+                    monitor.toc_print()
                 upcoming = next(batches, None)
                 if upcoming is not None:
                     self.prepare(upcoming, sparse_row_id_fn)
@@ -252,6 +258,15 @@ class BaseModule:
                 for name, value in results:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
             train_data.reset()
+
+    def install_monitor(self, mon):
+        """Install an ``mx.monitor.Monitor`` (each module that has executors overrides this).
+
+        Raises:
+            NotImplementedError: this module has no executors to monitor.
+        """
+        raise NotImplementedError(f"{type(self).__name__}.install_monitor: this module has "
+                                  f"no executor to install a Monitor on")
 
     # ------------------------------------------------------------ parameters
     def save_params(self, fname):

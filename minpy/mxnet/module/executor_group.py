@@ -1,4 +1,4 @@
-"""``minpy.mxnet.executor_group``: MXNet's ``DataParallelExecutorGroup`` for ``Module``.
+"""``minpy.mxnet.module.executor_group``: MXNet's ``DataParallelExecutorGroup`` for ``Module``.
 
 A Module over several contexts binds one executor per context, each to a slice
 of the batch (``work_load_list`` weighs the slices, MXNet's
@@ -11,13 +11,20 @@ and updates every copy through a KVStore, as MXNet does.
 :class:`ExecutorGroup` offers what ``Module`` reads of one Executor
 (``arg_dict``, ``aux_dict``, ``grad_dict``, ``outputs``, ``forward``,
 ``backward``, ``copy_params_from``, ``reshape``), merged over the executors.
+
+:func:`bind_shared` binds a symbol to another module's parameter, gradient and
+auxiliary-state arrays (MXNet's ``shared_group``, for bucketing): one update
+through either executor is seen by both.
 """
 from collections.abc import Mapping
 
-from .. import numpy as mnp
-from ..dispatch.context import cpu
+import numpy
 
-__all__ = ["ExecutorGroup", "split_input_slice", "batch_axis"]
+from ... import numpy as mnp
+from ...dispatch.context import cpu
+from ...nn.io.batch import batch_array
+
+__all__ = ["ExecutorGroup", "split_input_slice", "batch_axis", "bind_shared"]
 
 
 def split_input_slice(batch_size, work_load_list):
@@ -106,6 +113,26 @@ class ExecutorGroup:
                                         type_dict=type_dict, **self._sliced_shapes(sl))
                      for ctx, sl in zip(self.contexts, self.slices)]
         self.execs = execs
+
+    @classmethod
+    def shared(cls, symbol, contexts, work_load_list, shapes, batch_axes, grad_req, type_dict,
+               shared_group, param_names):
+        """A group whose executors share ``shared_group``'s parameter, gradient and aux
+        arrays, executor by executor (:func:`bind_shared`).
+
+        Raises:
+            ValueError: ``shared_group`` has another number of executors, or as
+                :func:`bind_shared`.
+        """
+        if len(shared_group.execs) != len(contexts):
+            raise ValueError(f"Module.bind(shared_module=...): the shared module runs on "
+                             f"{len(shared_group.execs)} contexts, this one on {len(contexts)}")
+        group = cls(symbol, contexts, work_load_list, shapes, batch_axes, grad_req, type_dict,
+                    execs=[])
+        group.execs = [bind_shared(symbol, ctx, group._sliced_shapes(sl), grad_req, type_dict,
+                                   other, param_names)
+                       for ctx, sl, other in zip(contexts, group.slices, shared_group.execs)]
+        return group
 
     def _sliced_shapes(self, sl):
         return {n: _shape_slice(s, self.batch_axes[n], sl) for n, s in self.shapes.items()}
@@ -202,6 +229,63 @@ class ExecutorGroup:
                                    **group._sliced_shapes(sl))
                        for exe, sl in zip(self.execs, group.slices)]
         return group
+
+
+def bind_shared(symbol, ctx, shapes, grad_req, type_dict, shared_exec, param_names):
+    """An Executor of ``symbol`` whose parameters (``param_names``), their gradients and
+    its auxiliary states are ``shared_exec``'s arrays themselves (MXNet's ``simple_bind``
+    with ``shared_exec``); the inputs get arrays of their own.
+
+    Args:
+        symbol: the network; ctx: its context; shapes: dict input name -> shape.
+        grad_req: dict argument name -> ``'write'``/``'add'``/``'null'``.
+        type_dict: dict input name -> dtype.
+        shared_exec: the Executor whose arrays are shared.
+        param_names: the arguments that are parameters.
+    Raises:
+        ValueError: shapes that do not determine every argument; a parameter or
+            auxiliary state the shared executor lacks, or holds with another shape or
+            dtype; a gradient asked for that the shared executor does not compute.
+    """
+    where = "Module.bind(shared_module=...)"
+    ctx = _host_as_cpu0(ctx)
+    arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
+    if arg_shapes is None:
+        raise ValueError(f"{where}: input shapes {shapes} do not determine every argument's "
+                         f"shape")
+    arg_types, _, aux_types = symbol.infer_type(**type_dict)
+    args, grads, aux = {}, {}, {}
+
+    def shared(kind, table, name, shape, dtype):
+        arr = table.get(name)
+        if arr is None:
+            raise ValueError(f"{where}: the shared module has no {kind} {name!r}; a bucket's "
+                             f"parameters must all be parameters of the shared (default) "
+                             f"bucket's symbol")
+        if tuple(arr.shape) != tuple(shape) or (dtype is not None and arr.dtype != dtype):
+            raise ValueError(f"{where}: {kind} {name!r} is {tuple(shape)} {dtype} here but "
+                             f"{tuple(arr.shape)} {arr.dtype} in the shared module")
+        return arr
+
+    for name, shape, dtype in zip(arg_names, arg_shapes, arg_types):
+        req = grad_req.get(name, "null")
+        if name in param_names:
+            args[name] = shared("parameter", shared_exec.arg_dict, name, shape, dtype)
+            if req != "null":
+                if shared_exec.grad_dict.get(name) is None:
+                    raise ValueError(f"{where}: the shared module computes no gradient of "
+                                     f"{name!r} (bound with for_training=False, or a fixed "
+                                     f"parameter there)")
+                grads[name] = shared_exec.grad_dict[name]
+            continue
+        dtype = numpy.float32 if dtype is None else dtype
+        args[name] = batch_array(numpy.zeros(shape, dtype), ctx)
+        if req != "null":
+            grads[name] = batch_array(numpy.zeros(shape, dtype), ctx)
+    for name, shape, dtype in zip(aux_names, aux_shapes, aux_types):
+        aux[name] = shared("auxiliary state", shared_exec.aux_dict, name, shape, dtype)
+    return symbol.bind(ctx, args, args_grad=grads, grad_req=dict(grad_req), aux_states=aux)
 
 
 def batch_axis(desc):

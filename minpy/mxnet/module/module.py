@@ -8,7 +8,7 @@
 The symbol's arguments split into inputs (``data_names``, ``label_names``) and
 parameters (the rest). ``bind`` makes one :class:`~minpy.symbol.Executor`
 (``simple_bind``; inputs bound as float32, MXNet's default) on one context, or
-one per context over slices of each batch (:mod:`minpy.mxnet.executor_group`:
+one per context over slices of each batch (:mod:`minpy.mxnet.module.executor_group`:
 data parallel, gradients summed through a KVStore);
 the module keeps its own CPU copies of the parameters (``get_params``), synced
 from the executor after updates, as MXNet does. A batch whose data shape
@@ -18,7 +18,7 @@ a parameter's shape is an error. Updates follow MXNet's optimizer semantics
 (:mod:`minpy.mxnet.optimizer`: ``rescale_grad = 1 / batch_size``, no weight
 decay on biases); a ``minpy.nn.optim`` optimizer object is accepted too.
 Checkpoints use ``minpy.model.save_checkpoint``/``load_checkpoint``. The
-parameter and optimizer methods live in :mod:`minpy.mxnet.module_params`.
+parameter and optimizer methods live in :mod:`minpy.mxnet.module.module_params`.
 """
 import logging
 import warnings
@@ -26,12 +26,12 @@ from collections import OrderedDict
 
 import numpy
 
-from ..dispatch.context import Context, cpu
-from ..symbol import Symbol
+from ...dispatch.context import Context, cpu
+from ...symbol import Symbol
 from .base_module import BaseModule
-from ..nn.io.batch import DataBatch, DataDesc
-from ..nn.checkpoint import load_checkpoint, save_checkpoint
-from .executor_group import ExecutorGroup, batch_axis
+from ...nn.io.batch import DataBatch, DataDesc
+from ...nn.checkpoint import load_checkpoint, save_checkpoint
+from .executor_group import ExecutorGroup, batch_axis, bind_shared
 from .module_params import ParamsMixin
 
 __all__ = ["Module", "BaseModule", "DataBatch", "DataDesc"]
@@ -67,7 +67,9 @@ def _descs(method, names, shapes, what, strict):
         for item in shapes:
             try:
                 name, shape = ((item.name, item.shape) if hasattr(item, "name") else item)
-                descs.append(DataDesc(name, shape))
+                # the layout says where the batch axis is (a 'TN' bucketing iterator's is 1)
+                descs.append(DataDesc(name, shape, layout=getattr(item, "layout", None)
+                                      or "NCHW"))
             except (TypeError, ValueError):
                 raise TypeError(f"Module.{method}: {what}_shapes must hold (name, shape) pairs "
                                 f"or DataDesc objects, got {item!r}") from None
@@ -175,6 +177,11 @@ class Module(ParamsMixin, BaseModule):
             for_training: bind gradients of the parameters (else none at all).
             inputs_need_grad: also the gradients of the data inputs.
             force_rebind: rebind even if bound (the parameters are kept).
+            shared_module: a bound Module with initialized parameters (bucketing: the
+                default bucket's) whose parameter, gradient and aux-state arrays this
+                module's executor uses as its own, as do its ``get_params`` dicts and
+                its optimizer (when it has one); every parameter of this symbol must be
+                one of its, with the same shape.
             grad_req: ``'write'``, ``'add'`` or ``'null'`` for the parameters, or a
                 dict name -> req for every argument (absent names get ``'null'``).
         Raises:
@@ -190,7 +197,7 @@ class Module(ParamsMixin, BaseModule):
             self.logger.warning("Already bound, ignoring bind()")
             return
         if shared_module is not None:
-            raise NotImplementedError("Module.bind: shared_module (bucketing) is not supported")
+            self._check_shared(shared_module)
         if inputs_need_grad and not for_training:
             raise ValueError("Module.bind: inputs_need_grad=True needs for_training=True")
         data = _descs("bind", self._data_names, data_shapes, "data", True)
@@ -199,20 +206,21 @@ class Module(ParamsMixin, BaseModule):
         shapes = {d.name: d.shape for d in data + (labels or []) if d.name in args}
         reqs = self._grad_reqs(args, for_training, inputs_need_grad, grad_req)
         types = {k: numpy.float32 for k in shapes}
+        axes = {d.name: batch_axis(d) for d in data + (labels or []) if d.name in args}
         try:
-            if len(self._contexts) == 1:
-                exe = self._symbol.simple_bind(self._context, grad_req=reqs, type_dict=types,
-                                               **shapes)
-            else:
-                axes = {d.name: batch_axis(d) for d in data + (labels or []) if d.name in args}
-                exe = ExecutorGroup(self._symbol, self._contexts, self._work_load_list,
-                                    shapes, axes, reqs, types)
+            exe = self._make_exec(shapes, axes, reqs, types, shared_module)
         except ValueError as e:
             raise ValueError(f"Module.bind: cannot bind the symbol to input shapes {shapes}: "
                              f"{e}") from e
         self._exec, self._data_shapes, self._label_shapes = exe, data, labels
         self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
-        if self.params_initialized:       # a rebind, or parameters from Module.load
+        if shared_module is not None:     # MXNet: the very dicts of the shared module
+            self._arg_params, self._aux_params = shared_module._arg_params, \
+                shared_module._aux_params
+            self.params_initialized, self._params_dirty = True, False
+            if shared_module.optimizer_initialized:
+                self.borrow_optimizer(shared_module)
+        elif self.params_initialized:       # a rebind, or parameters from Module.load
             self._arg_params = self._own_copies("bind", self._param_names, self._arg_params,
                                                 exe.arg_dict, "arg_params")
             self._aux_params = self._own_copies("bind", self._aux_names, self._aux_params,
@@ -223,6 +231,33 @@ class Module(ParamsMixin, BaseModule):
             self._arg_params = {n: self._zeros(exe.arg_dict[n]) for n in self._param_names}
             self._aux_params = {n: self._zeros(exe.aux_dict[n]) for n in self._aux_names}
         self.binded = True
+
+    def _check_shared(self, shared):
+        if not isinstance(shared, Module):
+            raise TypeError(f"Module.bind: shared_module must be a Module, got "
+                            f"{type(shared).__name__}")
+        if not (shared.binded and shared.params_initialized):
+            raise RuntimeError("Module.bind: shared_module must be bound with its parameters "
+                               "initialized")
+        if shared._multi != (len(self._contexts) > 1):
+            raise ValueError(f"Module.bind: shared_module runs on {len(shared._contexts)} "
+                             f"contexts, this module on {len(self._contexts)}")
+
+    def _make_exec(self, shapes, axes, reqs, types, shared_module):
+        """The Executor (one context) or ExecutorGroup; with ``shared_module``, bound to its
+        parameter, gradient and aux arrays (bucketing)."""
+        params = set(self._param_names)
+        if len(self._contexts) == 1:
+            if shared_module is not None:
+                return bind_shared(self._symbol, self._context, shapes, reqs, types,
+                                   shared_module._exec, params)
+            return self._symbol.simple_bind(self._context, grad_req=reqs, type_dict=types,
+                                            **shapes)
+        if shared_module is not None:
+            return ExecutorGroup.shared(self._symbol, self._contexts, self._work_load_list,
+                                        shapes, axes, reqs, types, shared_module._exec, params)
+        return ExecutorGroup(self._symbol, self._contexts, self._work_load_list, shapes, axes,
+                             reqs, types)
 
     def _grad_reqs(self, args, for_training, inputs_need_grad, grad_req):
         if isinstance(grad_req, dict):
@@ -383,8 +418,15 @@ class Module(ParamsMixin, BaseModule):
                                 OrderedDict(zip(self._output_names, self._exec.outputs)))
 
     def install_monitor(self, mon):
-        """Not supported (MXNet's executor monitor)."""
-        raise NotImplementedError("Module.install_monitor is not supported")
+        """Install ``mon`` (an ``mx.monitor.Monitor``) on the bound executor, or on each
+        executor of several contexts (MXNet's ``install_monitor``); kept on reshapes.
+
+        Raises:
+            RuntimeError: not bound.
+        """
+        self._need("install_monitor", params=False)
+        for exe in self._exec.execs if self._multi else [self._exec]:
+            mon.install(exe)
 
     # ------------------------------------------------------------ checkpoints
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
