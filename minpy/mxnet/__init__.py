@@ -23,7 +23,7 @@ nothing but this file; :data:`SUBMODULES` is the table):
 - ``mx.viz``/``mx.visualization``: :mod:`minpy.mxnet.visualization`;
   ``mx.test_utils``: :mod:`minpy.mxnet.test_utils`
 
-``mx.gluon`` raises ImportError: Gluon is out of scope. ``mx.__version__`` is
+``mx.gluon`` and ``mx.image`` raise ImportError saying what is out of scope. ``mx.__version__`` is
 ``"1.9.1-minpy"``: the MXNet release whose Python API this follows, marked as not
 MXNet (a program comparing versions reads 1.9.1; one printing it sees minpy).
 ``mx.MXNetError`` (a RuntimeError, :class:`minpy.core.imperative.MXNetError`) is what
@@ -76,6 +76,9 @@ _OUT_OF_SCOPE = {
              "symbolic API (mx.sym, mx.mod, mx.io ...), mx.nd and mx.autograd; for "
              "imperative models write plain minpy code with minpy.grad (README, MXNet "
              "section)",
+    "image": "mx.image (MXNet's C++/OpenCV image decoding and augmentation) is not in "
+             "minpy.mxnet: read RecordIO images with mx.recordio (unpack_img decodes with "
+             "cv2 or Pillow) and serve the arrays with mx.io.NDArrayIter",
 }
 
 

@@ -15,6 +15,10 @@ import warnings
 
 import numpy
 
+from ..core.array import Array
+from ..dispatch.context import current_context
+from ..dispatch.transfer import context_of
+
 # importing the operator modules registers the operators (MXNet's others and aliases too)
 from .ops import elemwise as _elemwise, nn as _nn, output as _output, shape as _shape  # noqa: F401
 from .ops import mxnet as _mxnet   # noqa: F401
@@ -271,7 +275,19 @@ class Symbol:
 
     def eval(self, ctx=None, **kwargs):
         """Bind to the arrays ``kwargs`` (every argument, by name), run forward and return
-        the list of output arrays. See also mxnet.symbol.Symbol.eval."""
+        the list of output arrays. ``ctx`` defaults to the device the given arrays live
+        on when they all live on one (minpy's placement may have put them on a GPU), else
+        the current context; an array on another device is copied there (a one-shot
+        evaluation: nothing of the binding outlives the call). See also
+        mxnet.symbol.Symbol.eval."""
+        arrays = {k: v for k, v in kwargs.items() if isinstance(v, Array)}
+        if ctx is None:
+            homes = {context_of(v._data) for v in arrays.values()}
+            ctx = homes.pop() if len(homes) == 1 else current_context()
+        for k, v in arrays.items():
+            home = context_of(v._data)
+            if home != ctx and not home.device_type == ctx.device_type == "cpu":
+                kwargs[k] = v.as_in_context(ctx)
         return self.bind(ctx, kwargs).forward()
 
     def __copy__(self):

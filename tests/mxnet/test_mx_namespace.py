@@ -166,6 +166,8 @@ def test_gluon_says_it_is_out_of_scope():
         mx.gluon
     with pytest.raises(ImportError, match="out of"):
         from minpy.mxnet import gluon  # noqa: F401
+    with pytest.raises(ImportError, match="mx.image .* is not in minpy.mxnet: .*recordio"):
+        mx.image
 
 
 def test_an_unknown_name_is_an_attribute_error():

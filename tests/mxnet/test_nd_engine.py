@@ -37,7 +37,7 @@ class _Gate:
 def async_on():
     if not isinstance(engine.get_engine(), engine.ThreadedEngine):
         pytest.skip("needs the threaded engine")
-    with minpy.async_mode():
+    with minpy.async_mode(), minpy.cpu():      # host work is what the engine queues
         yield
 
 
@@ -98,6 +98,11 @@ def _dropouts(n):
 
 
 def test_draws_keep_program_order_on_the_engine():
+    with minpy.cpu():
+        _check_draws_keep_program_order()
+
+
+def _check_draws_keep_program_order():
     want_masks, want_extra = _dropouts(4)                 # inline
     if not isinstance(engine.get_engine(), engine.ThreadedEngine):
         pytest.skip("needs the threaded engine")
@@ -146,3 +151,34 @@ def test_batchnorm_moving_stats_written_by_the_pushed_op(async_on):
         mx.nd.BatchNorm(data, gamma, beta, mean, var, momentum=0.5, fix_gamma=False)
     want = 0.5 * data.asnumpy().mean(axis=0)
     numpy.testing.assert_allclose(mean.asnumpy(), want, rtol=1e-5)
+
+
+def test_random_draws_are_queued_on_the_random_resource():
+    with minpy.cpu():
+        _check_random_draws_are_queued()
+
+
+def _check_random_draws_are_queued():
+    # the talk's "RNG as a resource": A and B both write the random state, so they are
+    # drawn one after the other, in program order, while the caller goes on
+    shape = (3, 4)
+    mx.random.seed(11)
+    want_a = mx.nd.uniform(shape, 10, -10).asnumpy()
+    want_b = mx.nd.uniform(shape, 10, -10).asnumpy()
+    want_n = mx.nd.random.normal(0, 1, shape=(5,)).asnumpy()
+    if not isinstance(engine.get_engine(), engine.ThreadedEngine):
+        pytest.skip("needs the threaded engine")
+    with minpy.async_mode():
+        mx.random.seed(11)
+        gate = threading.Event()
+        engine.push(lambda: gate.wait(10), writes=[engine.GLOBAL_STATE], name="hold rng")
+        A = mx.nd.uniform(shape, 10, -10)
+        B = mx.nd.uniform(shape, 10, -10)
+        assert engine.num_pending() >= 3          # queued behind the held random state
+        gate.set()
+        n = mx.nd.random.normal(0, 1, shape=(5,))
+        got = A.asnumpy(), B.asnumpy(), n.asnumpy()
+    numpy.testing.assert_array_equal(got[0], want_a)
+    numpy.testing.assert_array_equal(got[1], want_b)
+    numpy.testing.assert_array_equal(got[2], want_n)
+    assert got[0].min() >= -10 and got[0].max() < 10

@@ -175,9 +175,10 @@ def invoke(key, args, kwargs):
 def _direct(op, key, attrs, ins, visible_only=True):
     ctx = context_of(ins[0]._data) if ins else current_context()
     backend = backend_for(ctx)
-    pushed = _process.async_on and _process.cpu_only and ctx.device_type == "cpu"
-    if not pushed:
-        for a in ins:
+    pushed = _process.async_on and ctx.device_type == "cpu"
+    for a in ins:
+        # a queued call reads host inputs when it runs; one copied here is read now
+        if not pushed or context_of(a._data).device_type != "cpu":
             wait(a)
     datas = [data_on(a, ctx) for a in ins]
     n_out = op.num_outputs(attrs)

@@ -4,14 +4,24 @@ Every draw comes from NumPy's legacy global random state (on the host, then plac
 ``ctx``), which ``minpy.random.seed`` (and ``mx.random.seed``) seeds: one seed, one
 sequence of samples. The numbers differ from MXNet's own generators'; the
 distributions, shapes, dtypes (float32 unless given) and argument conventions are
-MXNet's.
+MXNet's. In async mode (``minpy.set_async(True)``) a draw with number parameters on
+the CPU is queued on the engine as MXNet's was, writing its output and the random
+state's Var (``minpy.engine.GLOBAL_STATE``, MXNet's random resource): the draws run
+one at a time, in program order, so a seed gives the same numbers as without async
+mode; the other draws wait for the queued ones first.
 """
 import numbers
 
 import numpy
 
-from ...core.array import Array
+from ... import engine
+from ...core import async_work
+from ...core.array import Array, new
+from ...dispatch import state as _state
+from ...dispatch.context import current_context
 from .creation import _place
+
+_process = _state.process
 
 __all__ = ["uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson",
            "shuffle", "multinomial"]
@@ -25,6 +35,13 @@ def _shape(shape):
 
 def _param(v):
     return v.asnumpy().astype(numpy.float64) if isinstance(v, Array) else v
+
+
+def _state_ready():
+    """In async mode, wait for the draws queued on the engine (``engine.GLOBAL_STATE``)
+    before drawing here, so that numbers follow program order."""
+    if _process.async_on:
+        engine.wait_for(engine.GLOBAL_STATE, reraise=False)
 
 
 def _sample(func, draw, params, shape, dtype, ctx, out):
@@ -49,7 +66,21 @@ def _sample(func, draw, params, shape, dtype, ctx, out):
         vals, size = params, shape or (1,)
     if out is not None:
         size = tuple(out.shape)
-    host = numpy.asarray(draw(*vals, size=size)).astype(numpy.dtype(dtype or numpy.float32))
+    dtype = numpy.dtype(dtype or numpy.float32)
+    if out is None and not arrays and _process.async_on and \
+            (ctx or current_context()).device_type == "cpu":
+        # MXNet's engine: the draw is queued, writing its output and the random state
+        # (the random resource), so draws run one at a time in program order
+        buf = numpy.empty(size, dtype)
+        res = new(buf)
+
+        def run():
+            buf[...] = draw(*vals, size=size)
+        async_work.push(run, writes=[res], name=f"mx.nd.random.{func}",
+                        resources=(engine.GLOBAL_STATE,), nbytes=buf.nbytes)
+        return res
+    _state_ready()
+    host = numpy.asarray(draw(*vals, size=size)).astype(dtype)
     if out is not None:
         out[...] = host
         return out
@@ -115,7 +146,8 @@ def shuffle(data, **kwargs):
     mxnet.ndarray.random.shuffle."""
     out = kwargs.pop("out", None)
     _no_kwargs(kwargs, "shuffle")
-    host = data.asnumpy().copy()
+    host = data.asnumpy()
+    _state_ready()
     numpy.random.shuffle(host)
     if out is not None:
         out[...] = host
@@ -134,6 +166,7 @@ def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32", **kwa
     flat = p.reshape(-1, p.shape[-1])
     n = int(numpy.prod(shape)) if shape else 1
     cdf = numpy.cumsum(flat, axis=1)
+    _state_ready()
     u = numpy.random.random_sample((flat.shape[0], n)) * cdf[:, -1:]
     idx = numpy.stack([numpy.searchsorted(cdf[i], u[i], side="right")
                        for i in range(flat.shape[0])])
