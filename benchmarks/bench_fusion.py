@@ -1,11 +1,12 @@
-"""Elementwise fusion: `(a*b+c)*0.5+a` and `tanh(a*b+c)*0.5+a` over float32 vectors.
+"""Elementwise fusion: `f(a*b+c)*0.5+a`, f = identity, tanh, exp, log, sigmoid, float32.
 
 Rows per expression and size: NumPy eager (the 1.00x reference), minpy eager
 (`import minpy as np`), minpy fused (a Symbol bound with fusion on, forward
 only; and the `fusion.Kernel` called directly), numba written by hand, torch
 eager, torch.compile, jax.jit -- each where installed.  A `minpy.jit` row is
-added through :func:`jit_row` (see there).  Also prints numba's scalar
-transcendentals against NumPy's ufuncs (why `tanh`/`exp` stay NumPy calls).
+added through :func:`jit_row` (see there).  Also prints, per transcendental,
+NumPy's ufunc, numba's scalar libm loop and the ``minpy.fusion.vmath`` loop
+that fused kernels use (one thread each).
 
     python benchmarks/bench_fusion.py [--sizes 10000000,1000000,10000] [--quick]
 
@@ -30,30 +31,52 @@ import minpy  # noqa: E402
 import minpy.symbol as sym  # noqa: E402
 from minpy.fusion import cpu as fusion   # noqa: E402
 
-EXPRS = {"(a*b+c)*0.5+a": False, "tanh(a*b+c)*0.5+a": True}
+#: expression -> the unary op applied to a*b+c (None: none)
+EXPRS = {"(a*b+c)*0.5+a": None, "tanh(a*b+c)*0.5+a": "tanh", "exp(a*b+c)*0.5+a": "exp",
+         "log(a*b+c)*0.5+a": "log", "sigmoid(a*b+c)*0.5+a": "sigmoid"}
+#: run in --quick mode as well as the others: the plain chain and tanh
+QUICK_EXPRS = ("(a*b+c)*0.5+a", "tanh(a*b+c)*0.5+a", "sigmoid(a*b+c)*0.5+a")
 
 
-def program(with_tanh):
-    """The Program of one benchmark expression."""
+def _op(op):
+    """``op`` as accepted by older callers: True means tanh, False none."""
+    return "tanh" if op is True else None if op is False else op
+
+
+def unary(lib, op):
+    """The function ``op`` of module ``lib`` (numpy, minpy, torch, jax.numpy), or the
+    identity for None; sigmoid written as 1 / (1 + exp(-x)) where ``lib`` lacks it."""
+    op = _op(op)
+    if op is None:
+        return lambda x: x
+    if op == "sigmoid" and not hasattr(lib, "sigmoid"):
+        return lambda x: 1 / (1 + lib.exp(-x))
+    return getattr(lib, op)
+
+
+def program(op):
+    """The Program of one benchmark expression (``op`` as in :data:`EXPRS`)."""
+    op = _op(op)
     ins = [("multiply", (("in", 0), ("in", 1))), ("add", (("t", 0), ("in", 2)))]
-    if with_tanh:
-        ins.append(("tanh", (("t", 1),)))
+    if op is not None:
+        ins.append((op, (("t", 1),)))
     j = len(ins) - 1
     ins += [("multiply", (("t", j), ("c", 0.5))), ("add", (("t", j + 1), ("in", 0)))]
     return fusion.Program(3, ins, [("t", len(ins) - 1)])
 
 
 def jit_row(name, make):
-    """A row ``name`` made by ``make(with_tanh)``, a callable returning ``f(a, b, c)``
+    """A row ``name`` made by ``make(op)`` (``op``: None or the unary name, as in
+    :data:`EXPRS`), a callable returning ``f(a, b, c)``
     (for example a ``minpy.jit``-compiled function of minpy arrays); pass it in
     ``main``'s ``extra`` list.  The row is skipped with a note when ``make`` or
     the first call raises.  The ``minpy.jit`` engineer adds, in ``main``::
 
-        extra.append(jit_row("minpy.jit", lambda t: minpy.jit(expr_fn(t))))
+        extra.append(jit_row("minpy.jit", lambda op: minpy.jit(expr_fn(op))))
     """
-    def add(fns, with_tanh, a, b, c):
+    def add(fns, op, a, b, c):
         try:
-            f = make(with_tanh)
+            f = make(op)
             f(a, b, c)
         except Exception as e:   # noqa: BLE001 -- a peer's failure skips its row only
             print(f"  ({name} skipped: {type(e).__name__}: {e})")
@@ -62,30 +85,23 @@ def jit_row(name, make):
     return add
 
 
-def _jitted(with_tanh):
+def _jitted(op):
     """The expression written with minpy under ``minpy.jit`` (traced, fused, replayed)."""
-    if with_tanh:
-        return minpy.jit(lambda a, b, c: minpy.tanh(a * b + c) * 0.5 + a)
-    return minpy.jit(lambda a, b, c: (a * b + c) * 0.5 + a)
+    f = unary(minpy, op)
+    return minpy.jit(lambda a, b, c: f(a * b + c) * 0.5 + a)
 
 
-def rows_for(n, with_tanh, extra_rows=()):
+def rows_for(n, op, extra_rows=()):
     rng = numpy.random.default_rng(0)
     a, b, c = (rng.random(n, dtype=numpy.float32) for _ in range(3))
     fns = {}
-    if with_tanh:
-        fns["numpy eager"] = lambda: numpy.tanh(a * b + c) * 0.5 + a
-    else:
-        fns["numpy eager"] = lambda: (a * b + c) * 0.5 + a
+    f_np, f_mp = unary(numpy, op), unary(minpy, op)
+    fns["numpy eager"] = lambda: f_np(a * b + c) * 0.5 + a
     ma, mb, mc = (minpy.array(x) for x in (a, b, c))
-    if with_tanh:
-        fns["minpy eager"] = lambda: minpy.tanh(ma * mb + mc) * 0.5 + ma
-    else:
-        fns["minpy eager"] = lambda: (ma * mb + mc) * 0.5 + ma
+    fns["minpy eager"] = lambda: f_mp(ma * mb + mc) * 0.5 + ma
     # minpy fused: a symbol bound once, forward only
     va, vb, vc = sym.Variable("a"), sym.Variable("b"), sym.Variable("c")
-    e = va * vb + vc
-    e = (sym.tanh(e) if with_tanh else e) * 0.5 + va
+    e = unary(sym, op)(va * vb + vc) * 0.5 + va
     exe = e.simple_bind(minpy.cpu(), grad_req="null", a=(n,), b=(n,), c=(n,))
     for k, x in zip("abc", (a, b, c)):
         exe.arg_dict[k]._data[...] = x
@@ -93,16 +109,16 @@ def rows_for(n, with_tanh, extra_rows=()):
     ops = [exe.plan.graph.nodes[i].op.name for i in exe.plan.order]
     fns["minpy fused (symbol)"] = lambda: exe.forward()
     t0 = time.perf_counter()
-    k = fusion.compile_program(program(with_tanh), ["float32"] * 3, [(n,)] * 3, (n,))
+    k = fusion.compile_program(program(op), ["float32"] * 3, [(n,)] * 3, (n,))
     out = numpy.empty(n, numpy.float32)
     k([a, b, c], [out])
     first = time.perf_counter() - t0
     fns["minpy fused (Kernel)"] = lambda: k([a, b, c], [out])
-    numba_row(fns, with_tanh, a, b, c)
-    torch_rows(fns, with_tanh, a, b, c)
-    jax_row(fns, with_tanh, a, b, c)
+    numba_row(fns, op, a, b, c)
+    torch_rows(fns, op, a, b, c)
+    jax_row(fns, op, a, b, c)
     for add in extra_rows:
-        add(fns, with_tanh, a, b, c)
+        add(fns, op, a, b, c)
     t = per_call_interleaved(fns, min_time=0.1, rounds=5)
     base = t["numpy eager"]
     rows = [[name, fmt_time(s), f"{s / base:6.2f}x"] for name, s in t.items()]
@@ -111,32 +127,35 @@ def rows_for(n, with_tanh, extra_rows=()):
     return rows, notes
 
 
-def numba_row(fns, with_tanh, a, b, c):
+def numba_row(fns, op, a, b, c):
+    """numba by hand (parallel, NumPy's ``np.<op>``: numba's libm calls)."""
     numba = optional("numba") if fusion.numba_available() else None
     if numba is None:
         return
+    op = _op(op)
+    one = numpy.float32(1)
+    f = numba.njit({None: lambda x: x, "tanh": lambda x: numpy.tanh(x),
+                    "exp": lambda x: numpy.exp(x), "log": lambda x: numpy.log(x),
+                    "sigmoid": lambda x: one / (one + numpy.exp(-x))}[op])
 
     @numba.njit(parallel=True, fastmath=False)
     def hand(a, b, c, out):
         for i in numba.prange(a.shape[0]):
-            x = a[i] * b[i] + c[i]
-            if with_tanh:
-                x = numpy.tanh(x)
-            out[i] = x * numpy.float32(0.5) + a[i]
+            out[i] = f(a[i] * b[i] + c[i]) * numpy.float32(0.5) + a[i]
     out = numpy.empty_like(a)
     hand(a, b, c, out)
     fns["numba by hand"] = lambda: hand(a, b, c, out)
 
 
-def torch_rows(fns, with_tanh, a, b, c):
+def torch_rows(fns, op, a, b, c):
     torch = optional("torch")
     if torch is None:
         return
     ta, tb, tc = (torch.from_numpy(x) for x in (a, b, c))
+    u = unary(torch, op)
 
     def f(a, b, c):
-        x = a * b + c
-        return (torch.tanh(x) if with_tanh else x) * 0.5 + a
+        return u(a * b + c) * 0.5 + a
     fns["torch eager"] = lambda: f(ta, tb, tc)
     try:
         g = torch.compile(f)
@@ -146,42 +165,56 @@ def torch_rows(fns, with_tanh, a, b, c):
         print(f"  (torch.compile skipped: {type(e).__name__}: {str(e)[:80]})")
 
 
-def jax_row(fns, with_tanh, a, b, c):
+def jax_row(fns, op, a, b, c):
     jax, jnp = optional("jax"), optional("jax.numpy")
     if jax is None:
         return
+    u = jax.nn.sigmoid if _op(op) == "sigmoid" else unary(jnp, op)
 
     @jax.jit
     def f(a, b, c):
-        x = a * b + c
-        return (jnp.tanh(x) if with_tanh else x) * 0.5 + a
+        return u(a * b + c) * 0.5 + a
     ja, jb, jc = (jax.device_put(x) for x in (a, b, c))
     f(ja, jb, jc).block_until_ready()
     fns["jax.jit"] = lambda: f(ja, jb, jc).block_until_ready()
 
 
 def transcendentals(n=1 << 22):
-    """numba's scalar exp/tanh/log loops against NumPy's ufuncs (one thread each)."""
+    """NumPy's ufunc, numba's scalar libm loop and the vmath loop, float32 and
+    float64, one thread each (x in [-4, 4); log of |x| + 0.5)."""
     numba = optional("numba") if fusion.numba_available() else None
     if numba is None:
         return
-    x = numpy.random.default_rng(0).random(n, dtype=numpy.float32) + 0.5
-    out = numpy.empty_like(x)
+    from minpy.fusion import vmath
     rows = []
-    for name in ("exp", "tanh", "log", "sqrt"):
-        src = (f"def k(x, out):\n    for i in range(x.shape[0]):\n"
-               f"        out[i] = numpy.{name}(x[i])\n")
-        ns = {"numpy": numpy}
-        exec(src, ns)
-        k = numba.njit(ns["k"])
-        k(x, out)
-        uf = getattr(numpy, name)
-        t = per_call_interleaved({"np": lambda: uf(x, out=out), "nb": lambda: k(x, out)},
-                                 min_time=0.05, rounds=3)
-        rows.append([name, fmt_time(t["np"]), fmt_time(t["nb"]), f"{t['nb'] / t['np']:.2f}x",
-                     "numpy side" if name in fusion.NUMPY_SIDE else "fused"])
-    print_table(f"transcendentals, {n} float32 (numba scalar loop vs NumPy ufunc)",
-                ["op", "numpy", "numba", "numba/numpy", "in a kernel"], rows)
+    for dt in ("float32", "float64"):
+        x = (numpy.random.default_rng(0).random(n) * 8 - 4).astype(dt)
+        out = numpy.empty_like(x)
+        for name in ("exp", "tanh", "log", "sqrt"):
+            xx = numpy.abs(x) + numpy.asarray(0.5, dt) if name in ("log", "sqrt") else x
+            ns = {"numpy": numpy, "vm": getattr(vmath, f"{name}_f{dt[-2:]}", None)}
+            exec(f"def k(x, out):\n    for i in range(x.shape[0]):\n"
+                 f"        out[i] = numpy.{name}(x[i])\n"
+                 f"def v(x, out):\n    for i in range(x.shape[0]):\n"
+                 f"        out[i] = vm(x[i])\n", ns)
+            uf = getattr(numpy, name)
+            fns = {"np": lambda: uf(xx, out=out)}
+            k = numba.njit(ns["k"])
+            k(xx, out)
+            fns["nb"] = lambda: k(xx, out)
+            if ns["vm"] is not None:
+                v = numba.njit(ns["v"])
+                v(xx, out)
+                fns["vm"] = lambda: v(xx, out)
+            t = per_call_interleaved(fns, min_time=0.05, rounds=3)
+            vm = t.get("vm")
+            rows.append([f"{name} {dt}", fmt_time(t["np"]), fmt_time(t["nb"]),
+                         fmt_time(vm) if vm else "-",
+                         f"{vm / t['np']:.2f}x" if vm else "-",
+                         "vmath" if name in fusion.VMATH else "numpy side"
+                         if name in fusion.NUMPY_SIDE else "numba"])
+    print_table(f"transcendentals, {n} elements, one thread (loop vs NumPy ufunc)",
+                ["op", "numpy", "numba libm", "vmath", "vmath/numpy", "in a kernel"], rows)
 
 
 def main(argv=None):
@@ -192,9 +225,11 @@ def main(argv=None):
     set_quick(args.quick)
     sizes = args.sizes or ("10000" if args.quick else "10000000,1000000,10000")
     extra = [jit_row("minpy.jit", _jitted)]
-    for expr, with_tanh in EXPRS.items():
+    for expr, op in EXPRS.items():
+        if args.quick and expr not in QUICK_EXPRS:
+            continue
         for n in (int(s) for s in sizes.split(",")):
-            rows, notes = rows_for(n, with_tanh, extra)
+            rows, notes = rows_for(n, op, extra)
             print_table(f"{expr}, n={n} float32", ["impl", "time", "vs numpy"], rows)
             print("  " + notes)
     transcendentals(1 << 14 if args.quick else 1 << 22)

@@ -178,7 +178,8 @@ def bench(b, d, h, c):
     print(f"memory: jit planned buffer {prog.planned_bytes / 1e6:.3f} MB (naive "
           f"{prog.naive_bytes / 1e6:.3f} MB) + {jit_peak / 1e6:.3f} MB per call; eager peak "
           f"{eager_peak / 1e6:.3f} MB; {prog.traced_steps} traced steps -> {prog.num_steps} "
-          f"run ({prog.folded} constants, {prog.fused} fused kernels)")
+          f"run ({prog.folded} constants, {prog.fused} fused kernels, "
+          f"{prog.host_forms} custom steps in their host form)")
 
 
 def main():

@@ -16,7 +16,9 @@ raised by every later read of its output until the output is rewritten.
 Async mode (``minpy.set_async(True)`` or ``with minpy.async_mode():``) pushes
 large elementwise ufunc calls and matrix products to the engine instead of
 running them inline, so independent statements overlap on the worker
-threads; everything else waits for its inputs and runs eagerly.
+threads; everything else waits for its inputs and runs eagerly. So do the third
+and later links of a dependent chain of such calls (``y = y * a + b`` in a loop),
+where a thread hop per op would buy no overlap (see ``_chained``).
 """
 import contextlib
 import threading
@@ -119,7 +121,10 @@ def try_push(prim, args, kwargs):
     """Push ``prim(*args)`` to the engine if it is a large CPU ufunc or matmul call.
 
     Returns the (pending) result Array, or None when the call should run eagerly.
+    The third and later links of a dependent chain run inline instead (see
+    :func:`_chained`).
     """
+    global _last
     if kwargs or state.thread_flags().depth or not state.process.cpu_only:
         return None
     if engine.get_engine().in_op():      # code run by an engine op (a CustomOp's) runs
@@ -140,11 +145,14 @@ def try_push(prim, args, kwargs):
         datas.append(d)
     if not big:
         return None
+    if _chained(args):
+        return _run_inline(impl, args, datas)
     try:
         shape, dtype = _shape_dtype_ufunc(impl, datas)
     except (ValueError, TypeError):
         return None          # let the eager call raise NumPy's own error
     out = numpy.empty(shape, dtype)
+    _last = id(out)
     result = new(out)
     reads = [var_of(a) for a in args if type(a) is Array]
     writes = [var_of(result)]
@@ -155,6 +163,48 @@ def try_push(prim, args, kwargs):
     engine.push(_under_errstate(op), reads=reads, writes=writes, name=prim.qualname,
                 nbytes=out.nbytes)
     return result
+
+
+# A dependent chain (``y = y * a + b`` in a loop) has nothing to overlap: pushed, each
+# op waits for the one before it, so the pusher only adds a thread hop per op and holds
+# more outputs in flight (a bigger working set: a chain of 1M-element float32 ops ran
+# 2-4x slower per op than eager). So a call whose input is the output of the previous
+# call here, itself fed by the one before (the third link of a chain), runs inline --
+# after waiting for its inputs, as an eager call would. Shorter links (the A, B, C, D
+# program: C and B both read A) and chains interleaved by the pusher (``a = a * c;
+# b = b * c``) are pushed and still overlap. Only speed depends on this choice: both
+# paths compute the same result and raise the same errors, so ``_last`` (the id() of
+# the previous call's output buffer) may go stale or be shared by threads harmlessly.
+_last = None
+_links = 0          # calls in a row fed by the previous one's output
+
+
+def _chained(args):
+    """True when the call on ``args`` continues a chain (see above); updates the count."""
+    global _links
+    last = _last
+    for a in args:
+        if type(a) is Array and id(a._data) == last:
+            _links += 1
+            return _links >= 2
+    _links = 0
+    return False
+
+
+def _run_inline(impl, args, datas):
+    """Wait for the Array inputs among ``args``, run ``impl(*datas)`` in this thread
+    and return its result as a new Array (None if it raised: the eager call that
+    follows raises the error as it would without async mode)."""
+    global _last
+    for a in args:
+        if type(a) is Array:
+            wait(a)
+    try:
+        out = impl(*datas)
+    except Exception:       # the eager call that follows raises it in its own words
+        return None
+    _last = id(out)
+    return new(out)
 
 
 # A worker thread starts with NumPy's default error state; pushed work runs

@@ -17,8 +17,9 @@ and is completed in place, without a worker, as soon as it is granted;
 
 Backpressure: ``push`` blocks the pushing thread while the ops in flight
 (pushed, not finished) reach ``max_inflight`` or their declared ``nbytes``
-would pass ``max_inflight_bytes``, until half of each is free again (an op
-alone in flight always goes, whatever its size).  Without the bound a loop
+would pass ``max_inflight_bytes``, until half of each is free again (as many
+ops as the CPU pool has workers always go, whatever their size: two workers
+overlap two ops larger than the byte budget).  Without the bound a loop
 of pushed ops runs ahead of the workers and holds every queued op's output.
 Ops pushed from inside an op are never held back (that could deadlock).
 
@@ -292,6 +293,7 @@ class ThreadedEngine(Engine):
         self._max_bytes = max_inflight_bytes or sys.maxsize
         self._low_ops = self._max_ops // 2
         self._low_bytes = self._max_bytes // 2
+        self._floor = min(num_cpu_workers, self._max_ops)   # ops the byte bound never holds
         self._init_state()
 
     def _init_state(self):
@@ -373,9 +375,10 @@ class ThreadedEngine(Engine):
             self._cancel_seq = tick()
 
     def _full(self, nbytes):                # lock held
-        """True when one more op of ``nbytes`` would pass a bound (an op alone never does)."""
-        return self._nops and (self._nops >= self._max_ops or
-                               self._nbytes + nbytes > self._max_bytes)
+        """True when one more op of ``nbytes`` would pass a bound (the byte bound holds
+        nothing while fewer ops than CPU workers are in flight)."""
+        return self._nops >= self._floor and (self._nops >= self._max_ops or
+                                              self._nbytes + nbytes > self._max_bytes)
 
     def _hold_back(self, nbytes):           # lock held
         self._nheld += 1
@@ -546,7 +549,7 @@ class ThreadedEngine(Engine):
             self._npending -= 1
             self._nops -= 1
             self._nbytes -= op.nbytes
-            if self._nheld and (not self._nops or (
+            if self._nheld and (self._nops < self._floor or (
                     self._nops <= self._low_ops and self._nbytes <= self._low_bytes)):
                 self._room.notify_all()
             out = self._settle(ready) if ready else ready

@@ -9,14 +9,18 @@ ufunc per instruction with exactly NumPy's semantics (the reference);
 - CPU (numba): the instructions are grouped into *levels*.  Arithmetic,
   comparisons, ``where`` and casts are compiled into one numba loop per level
   (generated Python source, written under the cache directory so that numba's
-  on-disk cache works across processes); transcendentals (``exp``, ``tanh``,
-  ``log`` ...) stay NumPy ufunc calls, because NumPy's SIMD versions beat
-  numba's scalar libm calls here (measured: ``tanh`` over 10M float32, NumPy
-  1.8 ms, numba 52 ms; ``exp`` 3.3 ms vs 8.6 ms; see
-  ``benchmarks/bench_fusion.py``).  With more than one level the work runs in
+  on-disk cache works across processes).  ``exp``, ``log`` and ``tanh`` (so
+  also ``sigmoid``) of float32/float64 are compiled in too, as the branch-free
+  vectorisable functions of :mod:`minpy.fusion.vmath` (float32: within 0.51
+  ulp of the true value, so up to 2-3 ulp from NumPy's own float32 ufuncs;
+  float64: within 1-2 ulp of NumPy's); numba's ``np.tanh`` would be a scalar
+  libm call, ~30x slower than NumPy's SIMD ufunc.  The other transcendentals (``exp2``,
+  ``log1p``, ``sin`` ...: :data:`NUMPY_SIDE`) stay NumPy ufunc calls between
+  numba levels.  With more than one level the work runs in
   chunks of :data:`CHUNK` elements whose intermediates stay in cache.  Large
   problems are split over a small thread pool (the compiled loops release the
-  GIL, as NumPy's ufuncs do); small ones run on the calling thread.
+  GIL, as NumPy's ufuncs do); small ones run on the calling thread (the
+  threshold is a quarter of :data:`PARALLEL_MIN` for kernels calling vmath).
 - GPU (CuPy): one ``cupy.ElementwiseKernel`` whose CUDA body is generated from
   the same Program (:func:`cuda_source`); CuPy does the broadcasting.
 
@@ -98,8 +102,25 @@ _NP_NAMES = {numpy.dtype(t): "np." + numpy.dtype(t).name for t in (
     numpy.uint8, numpy.uint16, numpy.uint32, numpy.uint64)}
 
 
+#: transcendentals compiled into numba loops as minpy.fusion.vmath calls
+VMATH = frozenset(["exp", "log", "tanh"])
+_VM_SUFFIX = {numpy.dtype(numpy.float32): "f32", numpy.dtype(numpy.float64): "f64"}
+
+
+def _vmath_tag():
+    """A hash of vmath.py, written into generated sources: numba's disk cache of a
+    kernel does not notice a change in the functions it inlined, a new source does."""
+    if "vm" not in _NB:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vmath.py")
+        with open(path, "rb") as f:
+            _NB["vm"] = hashlib.sha1(f.read()).hexdigest()[:12]
+    return _NB["vm"]
+
+
 def _nb_supported(name, loop_in, out_t):
     """Can this instruction be compiled into the numba loop with NumPy's semantics?"""
+    if name in VMATH:
+        return out_t in _VM_SUFFIX and loop_in[0] == out_t
     if name in NUMPY_SIDE:
         return False
     ok = [isinstance(t, numpy.dtype) and (t in _NP_NAMES or t == numpy.dtype(bool))
@@ -146,6 +167,8 @@ def _nb_expr(name, args, loop_in, out_t):
         return _cast(f"({a[0]} * {a[0]})", None, out_t)
     if name == "abs":
         return _cast(f"abs({a[0]})", None, out_t)
+    if name in VMATH:
+        return f"_vm.{name}_{_VM_SUFFIX[out_t]}({a[0]})"
     if name in ("sqrt", "floor", "ceil"):
         return _cast(f"np.{name}({a[0]})", None, out_t)
     if name == "reciprocal":
@@ -218,6 +241,10 @@ class _Compiled:
             t in _NP_NAMES or t == numpy.dtype(bool) for t in self.in_dtypes) and all(
             self.types[j][1] in _NP_NAMES or self.types[j][1] == numpy.dtype(bool)
             for j in self.store)
+        # vmath calls cost ~1 ns an element: worth threads from a quarter of PARALLEL_MIN
+        self.heavy = any(self.low[j][0] in VMATH for lv in self.order if lv.numba
+                         for j in lv.instrs)
+        self.parallel_min = PARALLEL_MIN // 4 if self.heavy else PARALLEL_MIN
         if self.numba_ok and any(lv.numba for lv in self.order):
             self._codegen(program)
 
@@ -225,6 +252,8 @@ class _Compiled:
         m = self.m
         idx = ", ".join(f"i{d}" for d in range(m))
         src = ["import numpy as np", "from numba import njit", ""]
+        if self.heavy:
+            src[2:2] = [f"from minpy.fusion import vmath as _vm   # vmath {_vmath_tag()}"]
         for lv in self.order:
             if not lv.numba:
                 continue
@@ -441,7 +470,7 @@ class Kernel:
         ov = [o.reshape(dims) for o in outs]
         safe = self._multi and any(numpy.may_share_memory(o, a) for o in outs for a in inputs)
         n0, nt = dims[0], _threads()
-        if self.size >= PARALLEL_MIN and nt > 1 and n0 >= nt:
+        if self.size >= c.parallel_min and nt > 1 and n0 >= nt:
             cuts = [n0 * i // nt for i in range(nt + 1)]
             pool = _executor(nt - 1)
             futs = [pool.submit(self._part, flat, bview, ov, cuts[i], cuts[i + 1], safe)

@@ -265,15 +265,26 @@ def _picked_gradient(g, ans, a, x, y):
                 sel, tie = ad == a_d, xd == yd
             picked = gd * sel
             return new(picked - 0.5 * (picked * tie))
-        if floating and xp.count_nonzero(xp.isnan(ad)):
-            picked = gd * _same(ad, a_d, xp)
-            tie = _same(xd, yd, xp)
-        else:
-            picked = gd * (ad == a_d)
-            tie = xd == yd
-        if xp.count_nonzero(tie):
-            picked = picked - 0.5 * (picked * tie)
-        return new(picked)
+        return new(picked_gradient_host(gd, ad, a_d, xd, yd))
+
+
+def picked_gradient_host(g, ans, a, x, y):
+    """``_picked_gradient`` on host buffers (NumPy arrays or numbers): returns the
+    gradient's buffer; ``minpy.jit`` replays this directly (see ``JIT_HOST_FORMS``)."""
+    if ans.dtype.kind in "fc" and numpy.count_nonzero(numpy.isnan(ans)):
+        picked = g * _same(ans, a, numpy)
+        tie = _same(x, y, numpy)
+    else:
+        picked = g * (ans == a)
+        tie = x == y
+    if numpy.count_nonzero(tie):
+        picked = picked - 0.5 * (picked * tie)
+    return picked
+
+
+# custom ops' lean forms for ``minpy.jit`` to replay on host buffers:
+# {qualified name: fn(*backend arrays) -> tuple of backend arrays}
+JIT_HOST_FORMS = {"customop._picked_gradient": lambda *a: (picked_gradient_host(*a),)}
 
 
 def _pick(i):

@@ -158,6 +158,17 @@ def test_pusher_blocks_at_the_byte_limit():
     assert max(seen) <= 900
 
 
+def test_byte_limit_lets_one_op_per_worker_go():
+    # two ops over the byte budget still run at once on two workers (each waits for
+    # the other: held back, the second push would come after the first timed out)
+    meet = threading.Barrier(2, timeout=10)
+    with ThreadedEngine(num_cpu_workers=2, max_inflight_bytes=1000) as eng:
+        for _ in range(2):
+            eng.push(meet.wait, writes=eng.new_var(), nbytes=5000)
+        eng.waitall()
+    assert not meet.broken
+
+
 def test_ops_pushed_from_inside_an_op_are_not_throttled():
     with ThreadedEngine(num_cpu_workers=1, max_inflight=2) as eng:
         done = []

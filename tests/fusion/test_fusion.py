@@ -158,16 +158,18 @@ def _chain(n_in=3):
                               ("add", (("t", 2), ("in", 0)))], [("t", 3)])
 
 
-def test_large_chunked_parallel_with_tanh_and_in_place():
+@pytest.mark.parametrize("op, levels", [("tanh", 1), ("sin", 3)])
+def test_large_chunked_parallel_with_transcendental_and_in_place(op, levels):
+    # tanh is fused (vmath): one loop; sin stays a NumPy call: three levels, chunked
     p = fusion.Program(3, [("multiply", (("in", 0), ("in", 1))), ("add", (("t", 0), ("in", 2))),
-                           ("tanh", (("t", 1),)), ("multiply", (("t", 2), ("c", 0.5))),
+                           (op, (("t", 1),)), ("multiply", (("t", 2), ("c", 0.5))),
                            ("add", (("t", 3), ("in", 0)))], [("t", 4), ("t", 1)])
     n = fusion.PARALLEL_MIN + 12345          # several chunks, two threads
     rng = numpy.random.default_rng(1)
     a, b, c = (rng.random(n, dtype=numpy.float32) for _ in range(3))
     k = fusion.compile_program(p, ["float32"] * 3, [(n,)] * 3, (n,))
-    assert len(k._c.order) == 3 if fusion.numba_available() else True
-    want = [numpy.tanh(a * b + c) * 0.5 + a, a * b + c]
+    assert len(k._c.order) == levels if fusion.numba_available() else True
+    want = [getattr(numpy, op)(a * b + c) * 0.5 + a, a * b + c]
     outs = [numpy.empty(n, numpy.float32) for _ in range(2)]
     with env(MINPY_FUSION_THREADS="2"):
         k([a, b, c], outs)

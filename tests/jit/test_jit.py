@@ -577,3 +577,97 @@ def _restore_fusion_settings():
     saved = jit_fuse.ALWAYS, jit_fuse.FUSE_MIN
     yield
     jit_fuse.ALWAYS, jit_fuse.FUSE_MIN = saved
+
+
+def test_mlp_step_replays_relu_gradient_and_broadcasts_lean_and_bit_identical():
+    """ReLU's backward replays as its host form (no opaque step), a broadcast its
+    reader does itself is dropped, and the results stay bit-identical to eager."""
+    x, y = _data()
+    pe, pj = _mlp_params(), _mlp_params()
+    step = minpy.jit(_mlp_step)
+    for _ in range(4):
+        numpy.testing.assert_array_equal(host(step(pj, x, y)), host(_mlp_step(pe, x, y)))
+    for k in pe:
+        numpy.testing.assert_array_equal(host(pj[k]), host(pe[k]))
+    prog = step.programs()[0]
+    if _on_host(prog):
+        assert prog.host_forms == 1
+        assert "broadcast_to" not in prog.step_names
+        assert prog.num_steps <= 49
+
+
+def test_broadcast_kept_where_its_reader_would_not_broadcast_it_alike():
+    """A broadcast stays where dropping it would change a result's shape, where it is
+    returned, or where a matmul reads it."""
+    r = numpy.random.default_rng(0)
+    a, b = (r.standard_normal((4, 1)) for _ in range(2))
+    w = r.standard_normal((3, 2))
+    t = numpy.broadcast_to(a, (4, 3))
+    cases = [(lambda a, b, w: np.broadcast_to(a, (4, 3)) + b, t + b),
+             (lambda a, b, w: (np.broadcast_to(a, (4, 3)) * 2.0 - b)[0], (t * 2.0 - b)[0]),
+             (lambda a, b, w: np.broadcast_to(a, (4, 3)) @ w, t @ w),
+             (lambda a, b, w: (np.broadcast_to(a, (4, 3)), np.broadcast_to(a, (4, 3)) * b)[0],
+              t)]
+    for f, want in cases:
+        jf = minpy.jit(f)
+        for _ in range(2):
+            got = jf(np.array(a), np.array(b), np.array(w))
+            assert got.shape == want.shape
+            numpy.testing.assert_array_equal(host(got), want)
+
+
+def test_broadcast_read_only_by_ufuncs_is_folded_into_them():
+    def f(a, b):
+        return np.broadcast_to(a, (4, 3)) * b + 1.0
+    r = numpy.random.default_rng(0)
+    a, b = r.standard_normal((4, 1)), r.standard_normal((4, 3))
+    jf = minpy.jit(f)
+    for _ in range(2):
+        numpy.testing.assert_array_equal(host(jf(np.array(a), np.array(b))),
+                                         numpy.broadcast_to(a, (4, 3)) * b + 1.0)
+    prog = jf.programs()[0]
+    if _on_host(prog):
+        assert "broadcast_to" not in prog.step_names
+
+
+def test_relu_gradient_with_nan_and_ties_replays_as_eager():
+    def loss(x):
+        return np.sum(np.maximum(x, 0.0) * np.arange(1.0, 6.0))
+    g = np.grad(loss)
+    jg = minpy.jit(g)
+    for xh in ([1.0, -2.0, 0.0, 3.0, -0.5], [numpy.nan, 1.0, 0.0, -1.0, 2.0],
+               [0.0, 0.0, numpy.nan, numpy.nan, 5.0]):
+        x = np.array(numpy.array(xh))
+        numpy.testing.assert_array_equal(host(jg(x)), host(g(x)))
+    assert jg.cache_info()["hits"] == 2
+
+
+def _reshaped_plus_kept(s):
+    return np.reshape(s, (4, 3)) + s
+
+
+def test_keepdims_reduction_then_reshape_is_one_reduction():
+    """sum(keepdims=True) read only by a reshape dropping the kept axes replays as one
+    sum(keepdims=False); kept apart where the reshape moves axes or another step reads
+    the kept-dims result."""
+    r = numpy.random.default_rng(0)
+    a = r.standard_normal((5, 4, 3)).astype("f4")
+    cases = [(lambda a: np.reshape(np.sum(a, axis=(0, 2), keepdims=True), (4,)) * 2.0,
+              numpy.sum(a, axis=(0, 2)) * 2.0, 1),
+             (lambda a: np.reshape(np.sum(a, axis=-1, keepdims=True), (5, 4)) + 1.0,
+              numpy.sum(a, axis=-1) + 1.0, 1),
+             (lambda a: np.reshape(np.sum(a[0, 0], axis=0, keepdims=True), ()) * a,
+              numpy.sum(a[0, 0]) * a, 1),
+             (lambda a: np.reshape(np.sum(a, axis=1, keepdims=True), (3, 5)) + 1.0,
+              numpy.sum(a, axis=1, keepdims=True).reshape(3, 5) + 1.0, 0),
+             (lambda a: _reshaped_plus_kept(np.sum(a, axis=0, keepdims=True)),
+              numpy.sum(a, axis=0) + numpy.sum(a, axis=0, keepdims=True), 0)]
+    for f, want, folds in cases:
+        jf = minpy.jit(f)
+        for _ in range(2):
+            got = jf(np.array(a))
+            assert got.shape == want.shape
+            numpy.testing.assert_array_equal(host(got), want)
+        prog = jf.programs()[0]
+        if _on_host(prog):
+            assert prog.step_names.count("reshape") == 1 - folds, prog.step_names
