@@ -50,7 +50,12 @@ class CustomOp:
                 (``self.assign`` honours it).
             in_data, out_data, aux: lists of NDArrays: inputs, outputs (to write),
                 auxiliary states (may be updated).
+        Raises:
+            NotImplementedError: not overridden (MXNet's base does nothing, leaving the
+                outputs unwritten: a wrong answer; minpy says so instead).
         """
+        raise NotImplementedError(f"{type(self).__name__}.forward: a CustomOp must override "
+                                  f"forward(is_train, req, in_data, out_data, aux)")
 
     def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
         """Compute ``in_grad`` (the inputs' gradients) from ``out_grad``.
@@ -59,7 +64,12 @@ class CustomOp:
             req: per input gradient, how to write it (see ``forward``).
             out_grad, in_data, out_data, in_grad, aux: lists of NDArrays; entries that
                 ``CustomOpProp.declare_backward_dependency`` leaves out are None.
+        Raises:
+            NotImplementedError: not overridden (the gradients would be left unwritten).
         """
+        raise NotImplementedError(f"{type(self).__name__}.backward: a CustomOp must override "
+                                  f"backward(req, out_grad, in_data, out_data, in_grad, aux) "
+                                  f"to be differentiated")
 
     def assign(self, dst, req, src):
         """Write ``src`` into NDArray ``dst`` as ``req`` says: 'null' leaves it,

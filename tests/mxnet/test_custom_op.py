@@ -692,3 +692,35 @@ def test_custom_op_runs_on_the_gpu():
     y.backward()
     assert y.context == ctx and a.grad.context == ctx
     np.testing.assert_allclose(host(a.grad), 2 * x, rtol=1e-6)
+
+
+def test_a_custom_op_that_does_not_override_forward_or_backward_says_so():
+    # MXNet's base methods do nothing: the outputs (or gradients) would stay unwritten
+    class Lazy(mx.operator.CustomOp):
+        pass
+
+    @mx.operator.register("lazy_op_for_test")
+    class LazyProp(mx.operator.CustomOpProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return Lazy()
+
+    x = mx.nd.ones((2, 3))
+    with pytest.raises(mx.MXNetError, match="Lazy.forward: a CustomOp must override"):
+        mx.nd.Custom(x, op_type="lazy_op_for_test").asnumpy()
+
+    class ForwardOnly(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            self.assign(out_data[0], req[0], in_data[0] * 2)
+
+    @mx.operator.register("forward_only_for_test")
+    class ForwardOnlyProp(mx.operator.CustomOpProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return ForwardOnly()
+
+    exe = mx.sym.Custom(mx.sym.Variable("x"), op_type="forward_only_for_test").simple_bind(
+        mx.cpu(), x=(2, 3))
+    exe.forward(is_train=True, x=x)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), np.full((2, 3), 2.0))
+    with pytest.raises(mx.MXNetError, match="ForwardOnly.backward: a CustomOp must override"):
+        exe.backward(mx.nd.ones((2, 3)))
+        exe.grad_dict["x"].asnumpy()
