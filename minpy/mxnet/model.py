@@ -27,20 +27,10 @@ from . import optimizer as _opt
 from .callback import BatchEndParam, LogValidationMetricsCallback
 from .initializer import Uniform
 from .module import Module
+from .module.base_module import _call_all
 
 __all__ = ["FeedForward", "BatchEndParam", "save_checkpoint", "load_checkpoint",
            "load_params"]
-
-
-def _call_all(callbacks, *args):
-    if callbacks is None:
-        return
-    for cb in callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]:
-        cb(*args)
-
-
-def _is_data_arg(name):
-    return name.endswith("data") or name.endswith("label")
 
 
 class FeedForward:

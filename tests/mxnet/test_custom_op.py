@@ -724,3 +724,35 @@ def test_a_custom_op_that_does_not_override_forward_or_backward_says_so():
     with pytest.raises(mx.MXNetError, match="ForwardOnly.backward: a CustomOp must override"):
         exe.backward(mx.nd.ones((2, 3)))
         exe.grad_dict["x"].asnumpy()
+
+
+def test_a_custom_op_computing_with_minpy_runs_in_async_mode():
+    # its code runs inside an engine op: minpy calls there run inline (no push, no wait
+    # on the Vars the op holds), which would otherwise deadlock or fail
+    import minpy.numpy as mnp
+
+    class Big(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            self.assign(out_data[0], req[0], mnp.exp(in_data[0]) * 2 + in_data[0])
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            self.assign(in_grad[0], req[0], out_grad[0] * (mnp.exp(in_data[0]) * 2 + 1))
+
+    @mx.operator.register("big_async_for_test")
+    class BigProp(mx.operator.CustomOpProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return Big()
+
+    x = np.random.RandomState(0).rand(300, 300).astype(np.float32)   # > ASYNC_MIN_SIZE
+    with minpy.cpu():
+        exe = mx.sym.Custom(mx.sym.Variable("data"), op_type="big_async_for_test") \
+            .simple_bind(mx.cpu(), data=x.shape)
+        exe.arg_dict["data"][:] = x
+        with minpy.async_mode():
+            exe.forward(is_train=True)
+            exe.backward(mx.nd.ones(x.shape))
+            out, grad = exe.outputs[0].asnumpy(), exe.grad_dict["data"].asnumpy()
+            y = mx.nd.Custom(mx.nd.array(x), op_type="big_async_for_test").asnumpy()
+    np.testing.assert_allclose(out, np.exp(x) * 2 + x, rtol=1e-5)
+    np.testing.assert_allclose(grad, np.exp(x) * 2 + 1, rtol=1e-5)
+    np.testing.assert_allclose(y, np.exp(x) * 2 + x, rtol=1e-5)
