@@ -100,7 +100,13 @@ class StandinArray:
     nbytes = property(lambda self: self._a.nbytes)
     itemsize = property(lambda self: self._a.itemsize)
     strides = property(lambda self: self._a.strides)
-    flags = property(lambda self: self._a.flags)
+
+    @property
+    def flags(self):
+        """CuPy's flags: c_contiguous, f_contiguous and owndata only (no writeable)."""
+        f = self._a.flags
+        return types.SimpleNamespace(c_contiguous=f.c_contiguous, f_contiguous=f.f_contiguous,
+                                     owndata=self._base is None)
 
     @property
     def device(self):
@@ -110,6 +116,15 @@ class StandinArray:
     @property
     def T(self):
         return _wrap(self._a.T, self.device_id, (self,))
+
+    @property
+    def real(self):
+        """A view of the real parts (CuPy's ``real``: a view, the array itself when real)."""
+        return _wrap(self._a.real, self.device_id, (self,))
+
+    @property
+    def imag(self):
+        return _wrap(self._a.imag, self.device_id, (self,))
 
     def __len__(self):
         return len(self._a)
@@ -140,7 +155,11 @@ class StandinArray:
     def __setitem__(self, key, value):
         self._on_current()
         k = _wrapped_indices(self._a.shape, _unwrap_key(key, self.device_id))
-        self._a[k] = _unwrap(value, self.device_id)
+        v = _unwrap(value, self.device_id)
+        if _index_axes(self._a.shape, k):
+            _first_write_wins(self._a, k, v)
+        else:
+            self._a[k] = v
 
     def astype(self, *args, **kwargs):
         """CuPy's ``astype(dtype, order='K', casting=None, subok=None, copy=True)``."""
@@ -148,10 +167,11 @@ class StandinArray:
         rules.check_call("ndarray.astype", (self,) + args, kwargs)
         bound = rules.signature("ndarray.astype").bind(self, *args, **kwargs).arguments
         rules.check_dtype(bound["dtype"], "ndarray.astype")
+        for name in ("casting", "subok"):        # CuPy 13/14: any value but None
+            if bound.get(name) is not None:
+                raise TypeError(f"{name} is not supported yet")
         self._on_current()
-        casting = bound.get("casting")
-        r = self._a.astype(bound["dtype"], order=bound.get("order", "K"),
-                           casting="unsafe" if casting is None else casting,
+        r = self._a.astype(bound["dtype"], order=bound.get("order", "K"), casting="unsafe",
                            copy=bound.get("copy", True))
         return _wrap(r, self.device_id, (self,))
 
@@ -206,6 +226,19 @@ def _index_axes(shape, key):
             out.append((i, shape[axis]))
         axis += 1
     return out
+
+
+def _first_write_wins(a, key, value):
+    """``a[key] = value`` where an element written several times keeps its FIRST value:
+    CuPy leaves the order of repeated integer-index writes undefined (NumPy: the last
+    wins), so the stand-in answers unlike NumPy to catch code relying on the order."""
+    ids = numpy.arange(a.size, dtype=numpy.intp).reshape(a.shape)[key]
+    v = numpy.asarray(value)
+    while v.ndim > ids.ndim and v.shape[0] == 1:
+        v = v[0]
+    v = numpy.broadcast_to(v, ids.shape).reshape(-1)[::-1]
+    hit = numpy.unravel_index(ids.reshape(-1)[::-1], a.shape)
+    a[hit] = v                      # reversed: NumPy's last write is the first one
 
 
 def _wrapped_indices(shape, key):
@@ -330,6 +363,143 @@ def _inputs(obj, acc):
     return acc
 
 
+def _put_first_wins(a, ind, v, mode="raise"):
+    """``numpy.put`` with CuPy's unordered repeated writes (the first one kept here)."""
+    flat = numpy.arange(a.size, dtype=numpy.intp)
+    sel = numpy.take(flat, numpy.asarray(ind).reshape(-1), mode=mode)
+    vals = numpy.resize(numpy.asarray(v).reshape(-1), sel.size)
+    _first_write_wins(a, numpy.unravel_index(sel, a.shape), vals)
+
+
+def _put_along_axis_first_wins(arr, indices, values, axis):
+    """``numpy.put_along_axis`` with CuPy's unordered repeated writes (the first kept)."""
+    ids = numpy.arange(arr.size, dtype=numpy.intp).reshape(arr.shape)
+    if axis is None:
+        ids, axis = ids.reshape(-1), 0
+    sel = numpy.take_along_axis(ids, indices, axis)
+    _first_write_wins(arr, numpy.unravel_index(sel, arr.shape), values)
+
+
+def _polyfit_scaling_y(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """``numpy.polyfit`` that, as CuPy 14's, scales a float64 ``y`` by ``w`` in place
+    (its ``rhs = y; rhs *= w``)."""
+    r = numpy.polyfit(x, y, deg, rcond, full, w, cov)
+    if w is not None and isinstance(y, numpy.ndarray) and y.dtype == numpy.float64:
+        y *= numpy.asarray(w) if y.ndim == 1 else numpy.asarray(w)[:, None]
+    return r
+
+
+# where the stand-in answers as CuPy does, not as NumPy
+_FIRST_WINS = {"put": _put_first_wins, "put_along_axis": _put_along_axis_first_wins,
+               "polyfit": _polyfit_scaling_y}
+
+
+# ---------------------------------------------------------------- CuPy's refusals
+# What CuPy 13/14 raise where NumPy accepts the call (the exception types and messages
+# of CuPy's own code; seen on a real GPU), checked on the arguments as passed.
+_UNSET = object()
+
+
+def _arg(args, kwargs, i, name, default=_UNSET):
+    return args[i] if len(args) > i else kwargs.get(name, default)
+
+
+def _refuse_where(args, kwargs):
+    if len(args) + len(kwargs) == 3:         # cupy.where: condition.astype('?')
+        c = _arg(args, kwargs, 0, "condition")
+        if type(c) is not StandinArray:
+            raise AttributeError(f"'{type(c).__name__}' object has no attribute 'astype'")
+
+
+def _refuse_choose(args, kwargs):
+    c = _arg(args, kwargs, 1, "choices")
+    if type(c) is not StandinArray:
+        raise AttributeError(f"'{type(c).__name__}' object has no attribute 'shape'")
+
+
+def _refuse_pad(args, kwargs):
+    # cupy.pad hands constant_values (and end_values) to numpy.asarray
+    for name in ("constant_values", "end_values"):
+        if _inputs((kwargs.get(name),), []):
+            raise HostConversionError("Implicit conversion to a NumPy array is not allowed. "
+                                      "Please use `.get()` to construct a NumPy array "
+                                      "explicitly.")
+    mode = _arg(args, kwargs, 2, "mode", "constant")
+    if mode == "median":
+        raise ValueError(f"mode '{mode}' is not supported")
+
+
+def _refuse_meshgrid(args, kwargs):
+    if any(type(x) is StandinArray and x.ndim != 1 for x in args):
+        raise ValueError("input has to be 1d")
+
+
+def _refuse_cross(args, kwargs):
+    x1, x2 = _arg(args, kwargs, 0, "x1", None), _arg(args, kwargs, 1, "x2", None)
+    if getattr(x1, "shape", None) != getattr(x2, "shape", None):
+        raise ValueError("x1 and x2 must have the same shape")
+
+
+def _refuse_ediff1d(args, kwargs):
+    if type(_arg(args, kwargs, 0, "arr")) is not StandinArray:
+        raise TypeError("`arr` should be of type cupy.ndarray")
+    for i, name in ((2, "to_begin"), (1, "to_end")):
+        v = _arg(args, kwargs, i, name, None)
+        if v is not None and type(v) is not StandinArray:
+            raise TypeError(f"`{name}` should be of type cupy.ndarray")
+
+
+_ADD_AT_DTYPES = frozenset(map(numpy.dtype, ("int32", "int64", "float16", "float32", "float64",
+                                             "uint32", "uint64")))
+
+
+def _refuse_add_at(args, kwargs):
+    a = _arg(args, kwargs, 0, "a", None)
+    if type(a) is StandinArray and a.dtype not in _ADD_AT_DTYPES:
+        raise TypeError("cupy.add.at only supports int32, int64, float16, float32, float64, "
+                        "uint32, uint64 as data type")
+
+
+_REFUSALS = {"where": _refuse_where, "choose": _refuse_choose, "pad": _refuse_pad,
+             "meshgrid": _refuse_meshgrid, "linalg.cross": _refuse_cross,
+             "ediff1d": _refuse_ediff1d, "add.at": _refuse_add_at}
+
+
+# ---------------------------------------------------------------- linalg errors
+# As CuPy: a linalg function on a singular (not positive definite ...) matrix returns
+# NaNs silently unless ``errstate(linalg='raise')`` (per thread) is on; then NumPy's
+# LinAlgError, with a cuSOLVER-like message.
+def _linalg_raises():
+    return getattr(_tls, "linalg", "ignore") == "raise"
+
+
+@contextlib.contextmanager
+def errstate(*, linalg=None):
+    """The stand-in for ``cupyx.errstate(linalg=...)``."""
+    prev = getattr(_tls, "linalg", "ignore")
+    _tls.linalg = "ignore" if linalg is None else linalg
+    try:
+        yield
+    finally:
+        _tls.linalg = prev
+
+
+def _silent_linalg(fn, a, k):
+    """``fn(*a, **k)``; where NumPy raises LinAlgError, NaNs of the result's shapes."""
+    try:
+        with numpy.errstate(all="ignore"):
+            return fn(*a, **k)
+    except numpy.linalg.LinAlgError:
+        if not a or type(a[0]) is not numpy.ndarray or a[0].ndim < 2:
+            raise
+    m = a[0]
+    eye = numpy.broadcast_to(numpy.eye(m.shape[-1], dtype=m.dtype), m.shape)
+    shaped = fn(*((eye,) + tuple(a[1:])), **k)       # an invertible stand-in: the shapes
+    if type(shaped) is numpy.ndarray:
+        return numpy.full_like(shaped, numpy.nan)
+    return type(shaped)(*(numpy.full_like(r, numpy.nan) for r in shaped))
+
+
 class _Fn:
     """A stand-in device function: CuPy's argument checks, unwrap, check devices, call
     NumPy, rewrap (a name the CuPy table does not list is served as NumPy's)."""
@@ -349,6 +519,9 @@ class _Fn:
     def _run(self, args, kwargs):
         rules = self._backend.rules
         dev = _current_device()
+        refusal = _REFUSALS.get(self._qualname)
+        if refusal is not None:
+            refusal(args, kwargs)
         ins = _inputs(args, [])
         _inputs(tuple(kwargs.values()), ins)
         a = _unwrap(args, dev)
@@ -362,8 +535,11 @@ class _Fn:
             idx = numpy.asarray(a[1])
             if n and idx.dtype.kind in "iu":
                 a = (a[0], idx % n) + tuple(a[2:])
-        with numpy.errstate(all="ignore"):       # CuPy does not read NumPy's errstate
-            r = self._np(*a, **k)
+        if self._qualname.startswith("linalg.") and not _linalg_raises():
+            r = _silent_linalg(self._np, a, k)
+        else:
+            with numpy.errstate(all="ignore"):   # CuPy does not read NumPy's errstate
+                r = _FIRST_WINS.get(self._qualname, self._np)(*a, **k)
         if self._strict:
             r = rules.result(self._qualname, r, a, k)
         return _wrap(_held(r, rules, self._qualname), dev, ins)
@@ -561,6 +737,8 @@ class StandinBackend(Backend):
     name = "standin"
     device_type = "gpu"
     array_type = StandinArray
+    own_modules = ("_standin",)              # what raised_inside counts as the backend's
+    linalg_errstate = staticmethod(lambda: errstate(linalg="raise"))
 
     def __init__(self, n_devices=2, missing=DEFAULT_MISSING, cupy_major=14):
         self.n_devices = n_devices

@@ -1,7 +1,7 @@
 import os
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 import minpy
 
@@ -22,6 +22,11 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.filter_too_much],
 )
+# a GPU machine's short allowance (.ci/gpu): the stand-in pass's examples, no shrinking
+# (a failure's first example is reported as found)
+settings.register_profile(
+    "gpu", settings.get_profile("standin"),
+    phases=(Phase.explicit, Phase.reuse, Phase.generate))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -50,12 +55,21 @@ _SAME_IN_BOTH = frozenset({"test_import_graph.py", "test_launch.py", "test_kvsto
                            "test_benchmarks_quick.py", "test_gpu_install.py"})
 
 
+# with the real CuPy (a GPU machine's short allowance): the static checks and the
+# jobs that fake their own CuPy are skipped too (the CPU pass runs them)
+_STATIC = frozenset({"test_import_graph.py", "test_cupy_api.py", "test_benchmarks_quick.py",
+                     "test_gpu_install.py"})
+
+
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("MINPY_TEST_DEVICE") != "standin":
+    device = os.environ.get("MINPY_TEST_DEVICE")
+    if device not in ("standin", "cupy"):
         return
-    skip = pytest.mark.skip(reason="runs the same without the stand-in GPU (the CPU pass ran it)")
+    same = _SAME_IN_BOTH if device == "standin" else _STATIC
+    skip = pytest.mark.skip(reason=f"runs the same without the {device} GPU (the CPU pass "
+                                   "ran it)")
     for item in items:
-        if item.path.name in _SAME_IN_BOTH:
+        if item.path.name in same:
             item.add_marker(skip)
 
 

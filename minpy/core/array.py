@@ -222,13 +222,22 @@ class Array(ArrayHolder, metaclass=ArrayMeta):
     def __buffer__(self, flags):
         """The buffer protocol (``memoryview(x)`` on Python >= 3.12): the host buffer.
 
+        NumPy (``numpy.asarray``) tries this protocol before ``__array__`` and falls
+        back to ``__array__`` when it raises, so the refusals below keep NumPy's door
+        the same on Python 3.11 and 3.12.
+
         Raises:
-            TypeError: the array lives on a device.
+            TypeError: the array lives on a device, or is being differentiated (the
+                buffer would drop its gradient).
         """
         if type(self._data) is not _ndarray:
             raise TypeError(f"memoryview: this Array lives on {self.context}; the buffer "
                             "protocol needs host memory — call x.asnumpy() (or "
                             "x.as_in_context(minpy.cpu()))")
+        if is_traced(self):
+            raise TypeError("memoryview: this Array is being differentiated and the buffer "
+                            "would drop its gradient; use minpy's functions on it, or "
+                            "x.asnumpy() / minpy.stop_gradient(x) for its value alone")
         return memoryview(self._host())
 
     # -------------------------------------------------------- conversions

@@ -17,7 +17,7 @@ import numpy
 from ..dispatch import state, versions
 # (``minpy.dispatch.stats`` is the report function; the counters are in its module)
 from ..dispatch.stats import count_call, count_fallback
-from ..dispatch.backend import NUMPY, backend_for
+from ..dispatch.backend import NUMPY, NeedsHost, backend_for
 from ..dispatch.context import Context, current_context, cpu, explicit_context
 from ..dispatch.transfer import context_of, disown, move_operands, move_raw
 from . import gpu_route, tree
@@ -90,6 +90,7 @@ def _run_on_device(prim, args, kwargs):
     fn = prim.backend_impl(backend)
     gpu = backend is not NUMPY
     if gpu:
+        given = kwargs
         fn, kwargs, reason = _gpu_call(prim, backend, fn, args, kwargs)
         if reason is not None:
             return _run_on_host(prim, args, kwargs, ctx, backend, reason)
@@ -101,7 +102,14 @@ def _run_on_device(prim, args, kwargs):
     with backend.device(ctx.device_id):
         if gpu and prim.qualname in _BOUNDS_CHECKED:
             gpu_route.check_bounds(backend, prim, cargs, ckw)
-        res = fn(*cargs, **ckw)
+        try:
+            res = fn(*cargs, **ckw)
+        except _REFUSALS as err:
+            # minpy's own errors stand (a body of minpy's raising on purpose), except
+            # NeedsHost, its way of handing a call to NumPy
+            if not gpu or not (isinstance(err, NeedsHost) or backend.raised_inside(err)):
+                raise
+            return _refused_on_device(prim, args, given, ctx, backend, err)
         if gpu:
             res = gpu_route.as_numpy_result(prim, res, args)
     count_call(prim.qualname, backend.name)
@@ -118,7 +126,7 @@ def _gpu_call(prim, backend, fn, args, kwargs):
         body = gpu_route.substitute(prim, kwargs)
         if body is None:
             return None, kwargs, "it has no implementation"
-        fn = functools.partial(body, backend.xp)
+        fn = backend.checked(prim.qualname, functools.partial(body, backend.xp))
     if prim.placement != COMPUTE or prim.mutates is not None or (
             kwargs and kwargs.get("out") is not None):
         # placed by its operands, not the policy: choose_context did not ask the backend
@@ -128,19 +136,46 @@ def _gpu_call(prim, backend, fn, args, kwargs):
     if kwargs:
         body = gpu_route.equivalent(prim, kwargs)
         if body is not None:
-            return functools.partial(body, backend.xp), kwargs, None
+            return backend.checked(prim.qualname, functools.partial(body, backend.xp)), \
+                kwargs, None
         kwargs = backend.drop_defaults(prim.qualname, kwargs)
     return fn, kwargs, None
 
 
-def _run_on_host(prim, args, kwargs, ctx, backend, reason):
+# what a GPU backend raises where it refuses a call NumPy may accept (CuPy: "casting is
+# not supported yet", "input has to be 1d", implicit host conversion of an argument it
+# hands to NumPy, ``'bool' object has no attribute 'astype'`` ...). Never its CUDA
+# runtime errors (RuntimeError) or out-of-memory (MemoryError). Raised by the backend's
+# own code only (``Backend.raised_inside``), or as minpy's NeedsHost.
+_REFUSALS = (TypeError, ValueError, NotImplementedError, AttributeError)
+
+
+def _refused_on_device(prim, args, kwargs, ctx, backend, err):
+    """The GPU backend raised ``err`` (one of :data:`_REFUSALS`) running ``prim``: NumPy
+    is the spec, so run the call on the host. NumPy's result is a counted, warned
+    fallback naming ``err``; NumPy's own error, if it raises too, is the call's error
+    (no fallback counted); under policy 'only_gpu', ``err`` itself.
+
+    Assumes the backend validated its arguments before writing: a mutating call
+    (``out=``, ``mutates``) that raised has not half-written its target (CuPy checks
+    dtypes, shapes and keywords before it launches a kernel)."""
+    if _process.policy == "only_gpu":
+        raise err
+    return _run_on_host(prim, args, kwargs, ctx, backend,
+                        f"{backend.name} raised {type(err).__name__}: {err}", after=True)
+
+
+def _run_on_host(prim, args, kwargs, ctx, backend, reason, after=False):
     """``ctx``'s backend cannot run ``prim`` (``reason``): run NumPy on host copies, copy
     what it writes back to its device, and place the results on ``ctx`` (a counted
-    fallback; a result of a dtype the device cannot hold stays on the host)."""
+    fallback; a result of a dtype the device cannot hold stays on the host). ``after``:
+    count the fallback only once NumPy has run (the backend raised: NumPy's own error,
+    if any, is the call's error and no fallback)."""
     if ctx.device_type == "cpu" or _process.policy == "only_gpu":
         raise RuntimeError(f"{prim.qualname}: not available on {backend.name}: {reason}"
                            + (" (policy 'only_gpu')" if ctx.device_type == "gpu" else ""))
-    _note_fallback(prim, reason)
+    if not after:
+        _note_fallback(prim, reason)
     back = {}            # id(Array) -> (Array, host scratch buffer) for written Arrays
 
     def scratch(a):
@@ -162,6 +197,8 @@ def _run_on_host(prim, args, kwargs, ctx, backend, reason):
         kwargs["out"] = tuple(map(scratch, out)) if isinstance(out, tuple) else scratch(out)
     cargs, ckw, moved = move_operands(args, kwargs, _CPU0, NUMPY)
     res = prim.backend_impl(NUMPY)(*cargs, **ckw)
+    if after:
+        _note_fallback(prim, reason)
     count_call(prim.qualname, NUMPY.name)
     if moved:
         disown(res, moved, _CPU0)

@@ -17,7 +17,9 @@ from . import tape
 from .array import Array, new
 from .primitive import COMPUTE, SELF, Primitive, register
 from .subclass import check_view_type, host_view_type
+from . import writes
 from ..dispatch import state
+from ..dispatch.backend import NeedsHost
 
 __all__ = ["DECLARED", "apply", "unbroadcast", "broadcast_grad", "broadcast_host",
            "GETITEM", "SETITEM", "ASTYPE", "COPY", "VIEW", "INDEX_UPDATE"]
@@ -98,7 +100,13 @@ SUM = _declare("sum", method_first("sum", numpy.sum), COMPUTE)
 RESHAPE = _declare("reshape", reshape_host, SELF)
 BROADCAST_TO = _declare("broadcast_to", broadcast_host, SELF)
 REAL = _declare("real", numpy.real, SELF)
-WHERE = _declare("where", numpy.where, COMPUTE)
+def _where_forward(xp, condition, *xy):
+    if xp is not numpy and not hasattr(condition, "dtype"):
+        condition = xp.asarray(condition)        # CuPy's where takes an array condition
+    return xp.where(condition, *xy)
+
+
+WHERE = register(Primitive("where", numpy.where, placement=COMPUTE, forward=_where_forward))
 STACK = tape.STACK
 ZEROS_LIKE = _declare("zeros_like", numpy.zeros_like, SELF)
 ONES_LIKE = _declare("ones_like", numpy.ones_like, SELF)
@@ -109,11 +117,28 @@ DECLARED = {p.qualname: p for p in (SUM, RESHAPE, BROADCAST_TO, REAL, WHERE, STA
 # method primitives: run where the array lives
 GETITEM = register(Primitive("ndarray.__getitem__", operator.getitem,
                              forward=lambda xp, x, key: x[key], placement=SELF))
-SETITEM = register(Primitive("ndarray.__setitem__", operator.setitem,
-                             forward=lambda xp, x, key, value: operator.setitem(x, key, value),
+SETITEM = register(Primitive("ndarray.__setitem__", operator.setitem, forward=writes.write,
                              placement=SELF, mutates=0))
-ASTYPE = register(Primitive("ndarray.astype", None, placement=SELF,
-                            forward=lambda xp, x, dtype, **kw: x.astype(dtype, **kw)))
+
+
+def _astype_forward(xp, x, dtype, casting="unsafe", subok=True, **kw):
+    """``x.astype(dtype, ...)``; off NumPy, ``casting`` checked here as NumPy does and
+    not passed on (CuPy's astype refuses any ``casting``/``subok``; it casts unsafely).
+    What it raises reruns on the host (``execute``), so the error is NumPy's own."""
+    if xp is numpy:
+        return x.astype(dtype, casting=casting, subok=subok, **kw)
+    if casting != "unsafe":
+        if casting not in ("no", "equiv", "safe", "same_kind"):
+            # ('same_value' checks values; anything else NumPy rejects) the host's to answer
+            raise NeedsHost(f"ndarray.astype: casting={casting!r} off the host")
+        to = numpy.dtype(dtype)
+        if not numpy.can_cast(x.dtype, to, casting):
+            raise TypeError(f"Cannot cast array data from {x.dtype!r} to {to!r} according "
+                            f"to the rule {casting!r}")
+    return x.astype(dtype, **kw)
+
+
+ASTYPE = register(Primitive("ndarray.astype", None, placement=SELF, forward=_astype_forward))
 COPY = register(Primitive("ndarray.copy", None, placement=SELF,
                           forward=lambda xp, x, order="C": x.copy(order=order)))
 
@@ -142,14 +167,8 @@ def _same_type(t, xp):
 VIEW = register(Primitive("ndarray.view", None, placement=SELF, forward=_view_forward))
 
 
-def _index_update_forward(xp, x, key, value):
-    out = x.copy()
-    out[key] = value
-    return out
-
-
 # ``x[key] = value`` as a value: a copy of x with the write (its rule is in minpy.numpy)
-INDEX_UPDATE = register(Primitive("index_update", None, forward=_index_update_forward))
+INDEX_UPDATE = register(Primitive("index_update", None, forward=writes.index_update_forward))
 
 
 # ------------------------------------------------------------ gradient shapes

@@ -148,8 +148,10 @@ class Tracer:
             return k
         # a read-only array (a cached seed gradient, a broadcast constant) is a constant,
         # unless read from outside: a read-only view may see its base written
+        # CuPy's flags have no ``writeable``: a CuPy array is always writeable
         flags = getattr(d, "flags", None)
-        dynamic = flags is None or bool(flags.writeable) or id(d) in self.external
+        dynamic = (flags is None or bool(getattr(flags, "writeable", True))
+                   or id(d) in self.external)
         return self._new_slot("capture", d, dynamic, array=arr).index
 
     def _external_of(self, obj):

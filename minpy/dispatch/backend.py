@@ -13,8 +13,13 @@ import numpy
 
 from . import state
 
-__all__ = ["Backend", "NumpyBackend", "NUMPY", "gpu_backend", "set_gpu_backend", "backend_of",
+__all__ = ["Backend", "NeedsHost", "NumpyBackend", "NUMPY", "gpu_backend", "set_gpu_backend", "backend_of",
            "backend_for"]
+
+
+class NeedsHost(NotImplementedError):
+    """Raised by a body minpy runs on a device backend for a call only the host answers
+    as NumPy does: the call is rerun with NumPy (a counted fallback)."""
 
 
 class Backend:
@@ -27,6 +32,8 @@ class Backend:
     # type promotion of scalar operands: "nep50" (NumPy 2) or "legacy" (by value, as
     # NumPy 1 and CuPy 13)
     promotion = "nep50"
+    # top-level packages of the backend's own code (see raised_inside)
+    own_modules = ()
 
     def owns(self, data):
         """True if ``data`` is an array of this backend."""
@@ -50,18 +57,64 @@ class Backend:
         """Copy ``data`` to a numpy array."""
         raise NotImplementedError
 
+    def raised_inside(self, err):
+        """True if exception ``err`` was raised by the backend's own code (the last
+        frame of its traceback is in a module of ``own_modules``), not by minpy's."""
+        tb = err.__traceback__
+        if tb is None:
+            return False
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        g = tb.tb_frame.f_globals
+        name = g.get("__name__") or ""
+        return name.partition(".")[0] in self.own_modules
+
     def asarray(self, obj, device_id, dtype=None):
         with self.device(device_id):
             return self.xp.asarray(obj, dtype=dtype)
 
+    # a context manager factory under which the backend's linalg functions raise
+    # ``numpy.linalg.LinAlgError`` as NumPy's do (CuPy: ``cupyx.errstate(linalg='raise')``);
+    # None where they always do
+    linalg_errstate = None
+
     def lookup(self, qualname):
-        """The backend's function ``qualname`` ('sum', 'linalg.inv', ...) or None."""
+        """The backend's function ``qualname`` ('sum', 'linalg.inv', ...) or None (a
+        ``linalg.`` one run under :attr:`linalg_errstate`, see :meth:`checked`)."""
+        if self.linalg_errstate is not None and qualname.startswith("linalg."):
+            cache = self.__dict__.setdefault("_linalg_checked", {})
+            fn = cache.get(qualname)
+            if fn is None:
+                fn = self._find(qualname)
+                if fn is not None and callable(fn):
+                    fn = cache[qualname] = self.checked(qualname, fn)
+            return fn
+        return self._find(qualname)
+
+    def _find(self, qualname):
         obj = self.xp
         for part in qualname.split("."):
             obj = getattr(obj, part, None)
             if obj is None:
                 return None
         return obj
+
+    def checked(self, qualname, fn):
+        """``fn`` (the backend's ``qualname``, or a body composed of its functions
+        standing for it) run under :attr:`linalg_errstate` if ``qualname`` is a
+        ``linalg.`` function: CuPy's solvers then raise ``numpy.linalg.LinAlgError`` (a
+        ValueError: minpy reruns the call on the host for NumPy's own error) on a
+        singular or not positive definite matrix instead of returning NaNs or garbage."""
+        errstate = self.linalg_errstate
+        if errstate is None or not qualname.startswith("linalg."):
+            return fn
+
+        def call(*args, **kwargs):
+            with errstate():
+                return fn(*args, **kwargs)
+        call.__name__ = getattr(fn, "__name__", qualname)
+        call.__wrapped__ = fn
+        return call
 
     def has(self, qualname):
         return self.lookup(qualname) is not None

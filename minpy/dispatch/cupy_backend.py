@@ -4,7 +4,14 @@ What CuPy refuses or answers differently from NumPy (keywords, ufunc methods, dt
 ``unique_values``' order ...) comes from the API table of the installed CuPy's major
 version (:mod:`minpy.dispatch.cupy_api`).
 """
+import functools
+
 import cupy
+
+try:
+    from cupyx import errstate as _errstate
+except ImportError:          # (a partial CuPy, as some tests fake it)
+    _errstate = None
 
 from . import cupy_api
 from .backend import Backend
@@ -22,6 +29,11 @@ class CupyBackend(Backend):
     device_type = "gpu"
     xp = cupy
     array_type = cupy.ndarray
+    own_modules = ("cupy", "cupyx", "cupy_backends")
+    # CuPy skips cuSOLVER's singular-matrix check unless asked (it syncs with the device)
+    # and returns NaNs or garbage; its setting is per thread, so it is set per call
+    linalg_errstate = None if _errstate is None else staticmethod(
+        functools.partial(_errstate, linalg="raise"))
 
     def __init__(self):
         self.api = cupy_api.load(cupy.__version__)
@@ -70,4 +82,5 @@ class CupyBackend(Backend):
     def refuses_key(self, qualname, key):
         """Why CuPy's r_/c_ cannot take ``key`` (slices, string directives), or None."""
         return self.api.refuses_key(qualname, key)
+
 

@@ -356,6 +356,9 @@ _CUDA_BODY = {
 }
 
 
+CUDA_OPTIONS = ("--fmad=false",)
+
+
 def cuda_kernel(kind):
     """The ``cupy.ElementwiseKernel`` arguments of ``kind``'s fused update:
     ``(in_params, out_params, operation, name)``; ``T`` is the weights' dtype
@@ -368,7 +371,9 @@ def cuda_kernel(kind):
 def _cupy_kernel(cupy, kind):
     k = _CUPY.get(kind)
     if k is None:
-        k = _CUPY[kind] = cupy.ElementwiseKernel(*cuda_kernel(kind))
+        # no fused multiply-add: each statement rounds as NumPy's (and CuPy's separate
+        # ufuncs) do, so the fused step equals the unfused one to the bit
+        k = _CUPY[kind] = cupy.ElementwiseKernel(*cuda_kernel(kind), options=CUDA_OPTIONS)
     return k
 
 

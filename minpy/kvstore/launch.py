@@ -1,8 +1,13 @@
 """Start a minpy job on MPI ranks: ``python -m minpy.kvstore.launch -n 4 script.py args...``.
 
-The launcher wraps MPICH's ``mpiexec`` (``pip install mpi4py mpich`` installs
+The launcher wraps ``mpiexec``: MPICH's (``pip install mpi4py mpich`` installs
 MPICH and mpi4py; the mpich wheel puts ``mpiexec`` beside the Python
-interpreter). It starts N + S ranks, each running
+interpreter; Intel MPI's and MVAPICH's take the same options) or Open MPI's.
+Which one it is comes from ``mpiexec --version`` (or ``--mpi mpich|openmpi``),
+and the options are spelt for it (see minpy.kvstore.mpi_flavours). mpi4py must
+be built on the same MPI: when ``MPI.Get_library_version()`` names the other
+one, the ranks would each run alone, so the launcher refuses to start. It
+starts N + S ranks, each running
 
     <this python> -m mpi4py script.py args...
 
@@ -23,25 +28,32 @@ which makes the job slower, not faster. ``PYTHONUNBUFFERED=1`` (unless set)
 makes what a rank prints show up at once, and not be lost when the job is
 torn down.
 
-Where the ranks run (``--launcher``):
+Where the ranks run (``--launcher``; MPICH's options, then Open MPI's):
 
   local   every rank on this machine (the default without --hostfile):
-          mpiexec -launcher fork -hosts localhost
+          mpiexec -launcher fork -hosts localhost;
+          Open MPI: --host localhost:N --bind-to none (N ranks whatever the
+          number of cores)
   mpi     mpiexec's own choice of hosts: the hosts of --hostfile
-          (mpiexec -f FILE; the default with --hostfile), or without one a
-          batch system's allocation (Slurm, PBS, ...) or this machine
-  ssh     MPICH hydra starts the ranks over ssh on the hosts of --hostfile
-          (mpiexec -launcher ssh -f FILE); needs password-less ssh
+          (mpiexec -f FILE, Open MPI: --hostfile FILE; the default with
+          --hostfile), or without one a batch system's allocation (Slurm,
+          PBS, ...) or this machine
+  ssh     mpiexec starts the ranks over ssh on the hosts of --hostfile
+          (mpiexec -launcher ssh -f FILE; Open MPI: --mca plm rsh --hostfile
+          FILE); needs password-less ssh
 
-A hostfile has one ``host`` or ``host:slots`` per line (MPICH's format).
-On other hosts the same Python (same path), minpy, mpi4py and the script
-must exist; the ranks start in the current directory's path.
+A hostfile has one ``host`` or ``host:slots`` per line (MPICH's format); for
+Open MPI the launcher passes a copy in its ``host slots=N`` form. Every rank's
+variables go as ``-genv NAME VALUE`` (Open MPI: ``-x NAME=VALUE``). Run as
+root, Open MPI's mpiexec gets ``--allow-run-as-root``. On other hosts the same
+Python (same path), minpy, mpi4py and the script must exist; the ranks start
+in the current directory's path.
 
 Ending. A rank that raises, exits with a non-zero status or is killed makes
-MPICH's mpiexec end every other rank; the launcher then exits with the job's
-status and says so on stderr. ``--timeout SEC`` bounds the whole job
-(MPICH's ``MPIEXEC_TIMEOUT``; the launcher kills what is left should
-mpiexec overrun it). SIGINT, SIGTERM and SIGHUP sent to the launcher are
+mpiexec end every other rank; the launcher then exits with the job's status
+and says so on stderr. ``--timeout SEC`` bounds the whole job
+(``MPIEXEC_TIMEOUT``, which MPICH and Open MPI both honour; the launcher kills
+what is left should mpiexec overrun it). SIGINT, SIGTERM and SIGHUP sent to the launcher are
 passed on to mpiexec, which ends the ranks; the launcher then exits with
 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), and kills
 whatever is left of the job 5 s later, or at once on a third signal.
@@ -56,9 +68,10 @@ started but did not end normally fails the job (exit status 1, the ranks
 named on stderr). Ranks on other hosts are watched only where that folder is
 on a shared file system. ``--dry-run`` prints the command without this watch.
 
-Shared memory. MPICH leaves its ``/dev/shm/mpich_shm_*`` files behind when a
-job is aborted, killed or signalled. After the job, however it ended, the
-launcher removes the ones its ranks mapped; other jobs' files are left alone.
+Shared memory. MPICH leaves its ``/dev/shm/mpich_shm_*`` files (Open MPI 4
+its ``/dev/shm/vader_segment.*``) behind when a job is aborted, killed or
+signalled. After the job, however it ended, the launcher removes the ones its
+ranks mapped; other jobs' files are left alone.
 
 Exit status: the job's (mpiexec's); 1 when mpiexec said 0 but a rank did
 not end normally; 128 + N when ended by signal N; 2 when the job could not
@@ -84,18 +97,22 @@ import threading
 import time
 from typing import NamedTuple
 
-__all__ = ["LaunchError", "Command", "LAUNCHERS", "rank_environment", "build_command",
-           "find_mpiexec", "check_mpi4py", "launch", "run_rank", "main"]
+from . import mpi_flavours as _flavours
+
+__all__ = ["LaunchError", "Command", "LAUNCHERS", "FLAVOURS", "rank_environment",
+           "build_command", "find_mpiexec", "check_mpi4py", "mpi_flavour", "launch",
+           "run_rank", "main"]
 
 LAUNCHERS = ("local", "mpi", "ssh")
+FLAVOURS = _flavours.FLAVOURS     # mpich (hydra: MPICH, Intel MPI, MVAPICH), openmpi
 INSTALL = 'pip install mpi4py mpich'
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 KILL_GRACE = 5.0        # seconds between a forwarded signal and killing what is left
-TIMEOUT_STATUS = 255     # MPICH's mpiexec's status for a job ended by MPIEXEC_TIMEOUT
+TIMEOUT_STATUS = _flavours.TIMEOUT_STATUS["mpich"]  # hydra's status for a timed-out job
 TIMEOUT_GRACE = 10.0    # seconds mpiexec may overrun --timeout before the launcher steps in
 ABNORMAL_STATUS = 1     # a job mpiexec says ended well (0) but in which a rank did not finish
 REPORTS_VARIABLE = "MINPY_LAUNCH_REPORTS"   # the folder where watched ranks report
-SHM_PATTERN = "/dev/shm/mpich_shm_*"         # MPICH's shared memory; an aborted job leaves it
+SHM_PATTERNS = _flavours.SHM_PATTERNS      # MPI's shared memory; an aborted job leaves it
 SHM_ATTRIBUTE_S = 1.0   # seconds a new segment may go unmapped by the job before it is foreign
 _RANK_FLAG = "--rank"   # python -m minpy.kvstore.launch --rank script args: one watched rank
 _POLL = 0.1             # seconds between checks on a running job
@@ -113,7 +130,7 @@ class LaunchError(Exception):
 class Command(NamedTuple):
     """The command line that starts a job: ``argv`` for ``mpiexec`` and ``env``, the
     variables added to mpiexec's own environment (the ranks' are in ``argv`` as
-    ``-genv NAME VALUE``)."""
+    ``-genv NAME VALUE``, for Open MPI ``-x NAME=VALUE``)."""
     argv: list
     env: dict
 
@@ -148,7 +165,7 @@ def _check_counts(n, servers, timeout):
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
                                 or timeout < 1):
         raise LaunchError("--timeout must be a whole number of seconds, at least 1 "
-                          f"(MPICH's MPIEXEC_TIMEOUT); got {timeout!r}")
+                          f"(MPIEXEC_TIMEOUT); got {timeout!r}")
 
 
 def _pick_launcher(launcher, hostfile):
@@ -168,29 +185,36 @@ def _pick_launcher(launcher, hostfile):
     return launcher
 
 
+def _check_flavour(flavour):
+    """Raise LaunchError unless ``flavour`` is one of FLAVOURS."""
+    if flavour not in FLAVOURS:
+        raise LaunchError(f"--mpi must be one of {', '.join(FLAVOURS)}; got {flavour!r}")
+
+
 def build_command(script, args=(), n=1, servers=0, *, hostfile=None, launcher=None,
                   mpiexec="mpiexec", python=None, timeout=None, environ=None,
-                  report_dir=None):
+                  report_dir=None, flavour="mpich", as_root=None):
     """The :class:`Command` that runs ``script args...`` on ``n`` worker ranks and
     ``servers`` parameter-server ranks (the last ones). Pure: checks the values
     but not the files. ``python`` defaults to ``sys.executable``, ``environ`` (whose
     thread settings are left alone) to ``os.environ``. With ``report_dir`` each
     rank runs the script through ``-m minpy.kvstore.launch --rank``, which records in that
-    folder whether the rank ended with a normal Python exit (see :func:`launch`)."""
+    folder whether the rank ended with a normal Python exit (see :func:`launch`).
+    ``flavour`` ("mpich" or "openmpi") says whose options mpiexec takes;
+    ``as_root`` (default: whether this process runs as root) adds Open MPI's
+    ``--allow-run-as-root``. An Open MPI hostfile must be in its own form
+    (see :func:`launch`, which converts one)."""
     _check_counts(n, servers, timeout)
+    _check_flavour(flavour)
     launcher = _pick_launcher(launcher, hostfile)
-    argv = [os.fspath(mpiexec)]
-    if launcher == "local":
-        argv += ["-launcher", "fork", "-hosts", "localhost"]
-    elif launcher == "ssh":
-        argv += ["-launcher", "ssh", "-f", os.fspath(hostfile)]
-    elif hostfile:
-        argv += ["-f", os.fspath(hostfile)]
+    if as_root is None:
+        as_root = os.geteuid() == 0
+    argv = [os.fspath(mpiexec), *_flavours.root_args(flavour, as_root)]
+    argv += _flavours.launcher_args(flavour, launcher, hostfile, n + servers)
     ranks = rank_environment(n, servers, environ)
     if report_dir is not None:
         ranks[REPORTS_VARIABLE] = os.fspath(report_dir)
-    for name, value in ranks.items():
-        argv += ["-genv", name, value]
+    argv += _flavours.env_args(flavour, ranks)
     argv += ["-n", str(n + servers), python or sys.executable, "-m", "mpi4py"]
     if report_dir is not None:
         argv += ["-m", "minpy.kvstore.launch", _RANK_FLAG]
@@ -214,8 +238,8 @@ def find_mpiexec(override=None, python=None, path=None):
         if found and _executable(found):
             return found
         raise LaunchError(f"--mpiexec {override}: no such executable; give the path of "
-                          f"MPICH's mpiexec, or leave --mpiexec out to use the one that "
-                          f"{INSTALL} installs beside Python")
+                          f"MPICH's or Open MPI's mpiexec, or leave --mpiexec out to use "
+                          f"the one that {INSTALL} installs beside Python")
     beside = os.path.join(os.path.dirname(python or sys.executable), "mpiexec")
     if _executable(beside):
         return beside
@@ -233,6 +257,27 @@ def check_mpi4py():
         raise LaunchError(f"mpi4py is not installed for {sys.executable}, and every rank "
                           f"runs '{os.path.basename(sys.executable)} -m mpi4py script.py': "
                           f"install it with {INSTALL}")
+
+
+def mpi_flavour(mpiexec, python=None):
+    """The flavour ("mpich" or "openmpi") of ``mpiexec``, from ``mpiexec --version``;
+    "mpich" when that names neither (hydra's options, as before flavours were told
+    apart). Raises LaunchError when mpi4py of ``python`` (default
+    ``sys.executable``) is built on the other flavour: each rank would then start
+    as an MPI job of its own."""
+    flavour, text = _flavours.probe_mpiexec(mpiexec)
+    if flavour is None:
+        return "mpich"
+    library, version = _flavours.probe_mpi4py(python)
+    if library is not None and library != flavour:
+        names = {"mpich": "MPICH (or an MPICH-like MPI)", "openmpi": "Open MPI"}
+        raise LaunchError(
+            f"{mpiexec} is {names[flavour]}'s mpiexec ({text.splitlines()[0]}), but mpi4py "
+            f"of {python or sys.executable} is built on {names[library]} "
+            f"({version.splitlines()[0]}): its ranks would each run alone, as COMM_WORLD "
+            f"of size 1. Name the mpiexec of mpi4py's MPI with --mpiexec PATH, or install "
+            f"mpi4py on this one (for MPICH: {INSTALL})")
+    return flavour
 
 
 def _check_files(script, hostfile):
@@ -355,21 +400,27 @@ def _wait(proc, forwarder, timeout, tick=None):
                 _kill_job(proc)
 
 
+def _shm_files():
+    """The MPI shared-memory files now in /dev/shm (SHM_PATTERNS)."""
+    return {path for pattern in SHM_PATTERNS for path in glob.glob(pattern)}
+
+
 class _SharedMemory:
-    """The MPICH shared-memory files (``/dev/shm/mpich_shm_*``) of one job: those that
-    appear while it runs and that a process of the job maps. MPICH removes them when
-    the job ends normally and leaves them behind when it is aborted or killed; files
-    of other jobs on this machine, running or not, are left alone."""
+    """The MPI shared-memory files (SHM_PATTERNS: MPICH's ``/dev/shm/mpich_shm_*``,
+    Open MPI's ``/dev/shm/vader_segment.*``) of one job: those that appear while it
+    runs and that a process of the job maps. MPI removes them when the job ends
+    normally and may leave them behind when it is aborted or killed; files of
+    other jobs on this machine, running or not, are left alone."""
 
     def __init__(self):
-        self.before = set(glob.glob(SHM_PATTERN))
+        self.before = _shm_files()
         self.ours, self.foreign, self.first_seen = set(), set(), {}
 
     def watch(self, pid):
         """Attribute the segments that appeared since the job started to the job below
         ``pid`` (mpiexec) when one of its processes maps them; a segment none of them
         maps within SHM_ATTRIBUTE_S s belongs to another job."""
-        new = set(glob.glob(SHM_PATTERN)) - self.before - self.ours - self.foreign
+        new = _shm_files() - self.before - self.ours - self.foreign
         if not new:
             return
         now = time.monotonic()
@@ -383,7 +434,7 @@ class _SharedMemory:
     def claim(self, paths):
         """Count as the job's those of ``paths`` (segments its ranks reported mapping)
         that appeared since it started."""
-        self.ours |= (set(paths) - self.before) & set(glob.glob(SHM_PATTERN))
+        self.ours |= (set(paths) - self.before) & _shm_files()
 
     def remove(self):
         """Remove the job's segments that are still there."""
@@ -398,13 +449,14 @@ class _SharedMemory:
 
 
 def _mapped_shm(pids):
-    """The MPICH shared-memory files the processes ``pids`` map (from /proc)."""
+    """The MPI shared-memory files the processes ``pids`` map (from /proc)."""
+    prefixes = tuple(pattern.rstrip("*") for pattern in SHM_PATTERNS)
     mapped = set()
     for pid in pids:
         try:
             with open(f"/proc/{pid}/maps") as f:
                 for line in f:
-                    if "/dev/shm/mpich_shm_" in line:
+                    if any(prefix in line for prefix in prefixes):
                         path = line.split(maxsplit=5)[-1].strip()
                         mapped.add(path.removesuffix(" (deleted)"))
         except OSError:
@@ -469,8 +521,10 @@ def run_rank(argv):
     MPI_Finalize. What a forked child of the rank does is not reported."""
     if not argv:
         raise SystemExit(f"python -m {_PROG} {_RANK_FLAG}: give the script to run")
-    folder, rank = os.environ.get(REPORTS_VARIABLE), os.environ.get("PMI_RANK")
-    if folder and rank is not None:             # PMI_RANK: MPICH's hydra sets it
+    folder = os.environ.get(REPORTS_VARIABLE)
+    # PMI_RANK: MPICH's hydra sets it; OMPI_COMM_WORLD_RANK: Open MPI's mpiexec
+    rank = os.environ.get("PMI_RANK", os.environ.get("OMPI_COMM_WORLD_RANK"))
+    if folder and rank is not None:
         pid, real_exit = os.getpid(), os._exit
 
         def report(kind, text="", mode="w"):
@@ -556,8 +610,8 @@ def _explain_unfinished(unfinished, rc, status):
              "finished, which skips Python's exit (atexit handlers, flushing what it "
              "printed) and MPI_Finalize." for r, c in exited.items()]
     if others and exited:
-        parts.append(f"{_ranks(others).capitalize()} ended with it, unfinished (MPICH's "
-                     "mpiexec ends every other rank when one leaves without MPI_Finalize).")
+        parts.append(f"{_ranks(others).capitalize()} ended with it, unfinished (mpiexec "
+                     "ends every other rank when one leaves without MPI_Finalize).")
     elif others:
         parts.append(f"{_PROG}: {_ranks(others)} ended abnormally: without a normal Python "
                      "exit (os._exit, a C-level exit() or a crash that mpiexec did not "
@@ -588,55 +642,89 @@ def _explain(status, rc, signum, timeout, elapsed, overran):
                 f"the job (exit status {status}).")
     if timeout is not None and elapsed >= timeout:
         return (f"{_PROG}: the job ran past --timeout {timeout} s, so it was ended: "
-                f"MPICH's mpiexec stopped every rank (exit status {status}). Look above "
+                f"mpiexec stopped every rank (exit status {status}). Look above "
                 "for a rank that stalled, or raise --timeout if the job needs longer.")
     why = ""
     if rc in _KILL_SIGNALS:
         why = f"; {rc} is also how mpiexec reports a rank killed by {_signame(rc)}"
     return (f"{_PROG}: the job failed with exit status {status} and was ended: when a rank "
             "raises an uncaught exception (python -m mpi4py then calls MPI_Abort), exits "
-            "with a non-zero status or is killed, MPICH's mpiexec stops every other rank "
+            "with a non-zero status or is killed, mpiexec stops every other rank "
             "(or mpiexec could not start the ranks at all). The rank's traceback or "
             f"mpiexec's 'BAD TERMINATION' notice above says which rank{why}.")
 
 
+def _converted_hostfile(hostfile):
+    """The text of ``hostfile`` in Open MPI's form; None when it is in that form."""
+    try:
+        with open(hostfile) as f:
+            return _flavours.openmpi_hostfile(f.read())
+    except OSError as e:
+        raise LaunchError(f"--hostfile {hostfile}: cannot read it: {e}") from e
+
+
+def _openmpi_hostfile(hostfile, folder):
+    """``hostfile`` as Open MPI reads it: itself, or a copy in ``folder`` with its
+    ``host:slots`` lines written ``host slots=N``."""
+    converted = _converted_hostfile(hostfile)
+    if converted is None:
+        return hostfile
+    copy = os.path.join(folder, "hostfile")
+    with open(copy, "w") as f:
+        f.write(converted)
+    return copy
+
+
 def launch(script, args=(), n=1, servers=0, *, hostfile=None, launcher=None, timeout=None,
-           mpiexec=None, dry_run=False, stdin=None, stdout=None, stderr=None):
+           mpiexec=None, dry_run=False, stdin=None, stdout=None, stderr=None, flavour=None):
     """Run ``script args...`` on ``n`` worker ranks and ``servers`` parameter-server
-    ranks under MPICH's mpiexec and return the job's exit status (128 + N when a
-    signal N sent to this process ended it). ``dry_run`` prints the command line
+    ranks under mpiexec and return the job's exit status (128 + N when a
+    signal N sent to this process ended it). ``flavour`` ("mpich" or "openmpi")
+    says whose mpiexec it is; by default :func:`mpi_flavour` tells (and checks it
+    against mpi4py's MPI). ``dry_run`` prints the command line
     instead and returns 0. ``stdin``/``stdout``/``stderr`` go to mpiexec as in
     :class:`subprocess.Popen`; this function's own message about a failed job goes
     to ``sys.stderr``. Signals are forwarded only when called from the main thread.
     A job in which a rank did not end with a normal Python exit fails with
-    ABNORMAL_STATUS even when mpiexec says 0; the job's MPICH shared-memory files
+    ABNORMAL_STATUS even when mpiexec says 0; the job's MPI shared-memory files
     are removed afterwards (see the module's documentation).
     Raises LaunchError when the job cannot be started."""
     _check_counts(n, servers, timeout)
+    if flavour is not None:
+        _check_flavour(flavour)
     _check_files(script, hostfile)
     if dry_run:
         try:
             mpiexec = find_mpiexec(mpiexec)
+            flavour = flavour or _flavours.probe_mpiexec(mpiexec)[0]
         except LaunchError:
             mpiexec = mpiexec or "mpiexec"        # printing it needs no MPI here
+        flavour = flavour or "mpich"
         command = build_command(script, args, n, servers, hostfile=hostfile,
-                                launcher=launcher, mpiexec=mpiexec, timeout=timeout)
+                                launcher=launcher, mpiexec=mpiexec, timeout=timeout,
+                                flavour=flavour)
+        if flavour == "openmpi" and hostfile and _converted_hostfile(hostfile):
+            print(f"# {hostfile} is in MPICH's 'host:slots' form; a real run passes "
+                  "Open MPI a copy in its 'host slots=N' form", file=sys.stderr)
         print(command.shell(), flush=True)
         return 0
     mpiexec = find_mpiexec(mpiexec)
     _pick_launcher(launcher, hostfile)
     check_mpi4py()
+    flavour = flavour or mpi_flavour(mpiexec)
     reports = tempfile.mkdtemp(prefix="minpy-launch-")
     try:
+        if flavour == "openmpi" and hostfile:
+            hostfile = _openmpi_hostfile(hostfile, reports)
         command = build_command(script, args, n, servers, hostfile=hostfile,
                                 launcher=launcher, mpiexec=mpiexec, timeout=timeout,
-                                report_dir=reports)
-        return _run(command, timeout, reports, stdin, stdout, stderr)
+                                report_dir=reports, flavour=flavour)
+        return _run(command, timeout, reports, stdin, stdout, stderr, flavour)
     finally:
         shutil.rmtree(reports, ignore_errors=True)
 
 
-def _run(command, timeout, reports, stdin, stdout, stderr):
+def _run(command, timeout, reports, stdin, stdout, stderr, flavour="mpich"):
     """Run ``command``, whose ranks report in the folder ``reports``; return the job's
     exit status (see :func:`launch`) after removing the job's shared memory."""
     env = dict(os.environ, **command.env)
@@ -648,7 +736,7 @@ def _run(command, timeout, reports, stdin, stdout, stderr):
                 proc = subprocess.Popen(command.argv, env=env, start_new_session=True,
                                         stdin=stdin, stdout=stdout, stderr=stderr)
             except OSError as e:
-                raise LaunchError(f"could not start {command.argv[0]}: {e}; give MPICH's "
+                raise LaunchError(f"could not start {command.argv[0]}: {e}; give an "
                                   f"mpiexec with --mpiexec PATH, or reinstall it with "
                                   f"{INSTALL}") from e
             forwarder.attach(proc)
@@ -669,8 +757,9 @@ def _run(command, timeout, reports, stdin, stdout, stderr):
     if status == 0 and timeout is not None and elapsed >= timeout:
         # MPICH's hydra sometimes exits 0 after printing "APPLICATION TIMED OUT" (when a
         # proxy hits its demux error while being killed): a job that reached --timeout
-        # was ended, whatever mpiexec says, so it fails as hydra's timeout normally does
-        status = rc = TIMEOUT_STATUS
+        # was ended, whatever mpiexec says, so it fails as a timeout normally does
+        status = rc = TIMEOUT_STATUS if flavour == "mpich" else \
+            _flavours.TIMEOUT_STATUS[flavour]
     if status:
         print(_explain(status, rc, forwarder.signum, timeout, elapsed, overran),
               file=sys.stderr, flush=True)
@@ -701,8 +790,11 @@ def _parser():
     parser.add_argument("--timeout", type=int, metavar="SEC",
                         help="end the whole job after SEC seconds (MPIEXEC_TIMEOUT)")
     parser.add_argument("--mpiexec", metavar="PATH",
-                        help="MPICH's mpiexec to use (default: the one beside this "
+                        help="the mpiexec to use (default: the one beside this "
                              "Python, else the first on PATH)")
+    parser.add_argument("--mpi", choices=FLAVOURS,
+                        help="whose mpiexec it is, to spell its options (default: "
+                             "told by 'mpiexec --version')")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the command line and exit")
     parser.add_argument("script", help="the Python script every rank runs")
@@ -721,7 +813,7 @@ def main(argv=None):
     try:
         return launch(a.script, a.args, a.workers, a.servers, hostfile=a.hostfile,
                       launcher=a.launcher, timeout=a.timeout, mpiexec=a.mpiexec,
-                      dry_run=a.dry_run)
+                      dry_run=a.dry_run, flavour=a.mpi)
     except LaunchError as e:
         print(f"{_PROG}: error: {e}", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ import numpy
 from ..core.ops import DECLARED, method_first
 from ..core.primitive import COMPUTE, CREATE, SELF
 from ..core.wrappers import make_function, make_ufunc
+from ..core.writes import put_along_axis_forward, put_forward
 from ..dispatch import state
 from ..dispatch.context import context_named
 
@@ -44,6 +45,28 @@ EXCLUDED = {
 MUTATES_FIRST = frozenset({
     "copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis",
 })
+
+def _polyfit_forward(xp, x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """``polyfit``; on a device ``y`` is copied first when weighted: CuPy's polyfit
+    scales a float64 ``y`` by ``w`` in place (``rhs = y; rhs *= w``)."""
+    if w is not None and xp is not numpy:
+        y = xp.array(y, copy=True)
+    return xp.polyfit(x, y, deg, rcond, full, w, cov)
+
+
+# Bodies run on every backend in place of the backend's function of that name: the
+# writes whose repeated indices a device must reduce to NumPy's last one (see
+# minpy.core.writes.write), and calls a device answers differently.
+def _meshgrid_forward(xp, *xi, **kwargs):
+    """``meshgrid``; on a device each input is flattened first, as NumPy does (CuPy's
+    meshgrid takes 1-d inputs only)."""
+    if xp is not numpy:
+        xi = [xp.asarray(x).reshape(-1) for x in xi]
+    return xp.meshgrid(*xi, **kwargs)
+
+
+DEVICE_FORWARDS = {"put": put_forward, "put_along_axis": put_along_axis_forward,
+                   "polyfit": _polyfit_forward, "meshgrid": _meshgrid_forward}
 
 # Runs where its array argument lives rather than where the policy says.
 SELF_PLACED = frozenset({
@@ -156,7 +179,8 @@ def wrap_callable(prefix, name, obj):
     if name in CREATION:
         return make_create(qual, obj, name=name)
     if name in MUTATES_FIRST:
-        return make_function(qual, obj, mutates=0, name=name)
+        return make_function(qual, obj, mutates=0, name=name,
+                             forward=DEVICE_FORWARDS.get(qual))
     if not prefix and name in DECLARED:      # declared by core, which calls it too
         fn = make_function(qual, None, prim=DECLARED[name], name=name,
                            doc=_namespace_doc(qual, obj))
@@ -168,7 +192,8 @@ def wrap_callable(prefix, name, obj):
     elif not prefix and name in METHOD_EQUIVALENT:
         impl = method_first(name, obj)
     fn = make_function(qual, impl, placement=SELF if name in SELF_PLACED else COMPUTE,
-                       name=name, doc=None if impl is obj else _namespace_doc(qual, obj))
+                       name=name, doc=None if impl is obj else _namespace_doc(qual, obj),
+                       forward=DEVICE_FORWARDS.get(qual))
     fn.__wrapped_numpy__ = obj
     if not prefix and name in DEVICE_KEYWORD:
         return with_device_keyword(fn)

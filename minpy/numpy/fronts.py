@@ -86,7 +86,25 @@ def pad(array, pad_width, mode="constant", **kwargs):
             v = kwargs.get(k)
             if type(v) in (list, tuple) and _traced(v):
                 kwargs[k] = asarray(v)         # one traced Array: recorded as such
+    if isinstance(mode, str) and mode == "wrap" and not kwargs:
+        x = gen.asarray(array)
+        widths = numpy.broadcast_to(numpy.asarray(host(pad_width), dtype=numpy.int64),
+                                    (x.ndim, 2))
+        pairs = list(zip(widths.tolist(), x.shape))
+        if any(max(b, a) > n for (b, a), n in pairs) and all(n or not (b or a)
+                                                             for (b, a), n in pairs):
+            return _pad_wrap_wide(x, widths)
     return gen.pad(array, pad_width, mode, **kwargs)
+
+
+def _pad_wrap_wide(x, widths):
+    """``pad(x, widths, 'wrap')`` with a width larger than its axis, as gathers of NumPy's
+    own index map: NumPy (1.25+) repeats whole periods there, CuPy's pad (14.x) still
+    pads as NumPy did before and answers differently."""
+    for axis, ((b, a), n) in enumerate(zip(widths.tolist(), x.shape)):
+        if b or a:
+            x = gen.take(x, numpy.pad(numpy.arange(n), (b, a), "wrap"), axis=axis)
+    return x
 
 
 # ---------------------------------------------------------------- piecewise

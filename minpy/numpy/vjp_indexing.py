@@ -50,7 +50,10 @@ def _scatter_add_forward(xp, g, shape, key):
         k = tuple(xp.asarray(e, dtype=None if e else numpy.intp) if type(e) is list else e
                   for e in k)
     at = getattr(xp.add, "at", None)
-    if at is not None:
+    if at is not None and xp is not numpy and out.dtype.kind == "c":
+        at(out.real, k, g.real)             # CuPy's add.at takes no complex data
+        at(out.imag, k, g.imag)
+    elif at is not None:
         at(out, k, g)
     else:                                   # CuPy before ufunc.at
         import cupyx

@@ -178,7 +178,8 @@ defvjp(mnp.concatenate, _concatenate_vjp)
 defvjp(mnp.concat, _concatenate_vjp)
 defvjp(mnp.stack, _stack_vjp)
 defvjp(mnp.vstack, _joined(_at_least(2), lambda p: 0))
-defvjp(mnp.row_stack, _joined(_at_least(2), lambda p: 0))
+if hasattr(numpy, "row_stack"):         # removed in NumPy 2.5
+    defvjp(mnp.row_stack, _joined(_at_least(2), lambda p: 0))
 defvjp(mnp.hstack, _joined(_at_least(1), lambda p: 0 if len(p[0]) == 1 else 1))
 defvjp(mnp.dstack, _joined(_at_least_3, lambda p: 2))
 defvjp(mnp.column_stack, _joined(lambda s: s if len(s) >= 2 else (int(numpy.prod(s)), 1),

@@ -191,6 +191,10 @@ class _CompileException(Exception):
     """Stands for ``cupy.cuda.compiler.CompileException``."""
 
 
+class _Made(list):
+    """The ElementwiseKernel arguments made, and (``.options``) their options."""
+
+
 def _fake_cupy(monkeypatch, error=None):
     """A ``cupy`` module of NumPy's functions whose ElementwiseKernel raises ``error``
     (default: a compile error) at its first launch, as NVRTC's rejection surfaces."""
@@ -198,11 +202,12 @@ def _fake_cupy(monkeypatch, error=None):
     mod.__getattr__ = lambda name: getattr(numpy, name)
     mod.cuda = types.SimpleNamespace(
         compiler=types.SimpleNamespace(CompileException=_CompileException))
-    made = []
+    made, options = _Made(), []
 
     class ElementwiseKernel:
         def __init__(self, *args, **kwargs):
             made.append(args)
+            options.append(kwargs.get("options", ()))
 
         def __call__(self, *args):
             raise error or _CompileException('kern.cu(3): error: identifier "x" is undefined')
@@ -212,6 +217,7 @@ def _fake_cupy(monkeypatch, error=None):
     monkeypatch.setattr(fusion_cuda, "_failed", {})
     monkeypatch.setattr(fused, "_CUPY", {})
     monkeypatch.setattr(fused, "_CUPY_FAILED", {})
+    made.options = options
     return made
 
 
@@ -293,6 +299,8 @@ def test_optimizer_kernel_that_does_not_compile_runs_unfused(monkeypatch, kind):
         warnings.simplefilter("error")           # warned once; no second try
         fused.step_cupy(kind, w, g, states[0], states[1], h)
     assert len(made) == 1
+    # compiled without fused multiply-add, so the fused step rounds as the unfused one
+    assert "--fmad=false" in made.options[0]
 
 
 # ------------------------------------------------------ the bodies' numbers, on the host

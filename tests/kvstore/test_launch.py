@@ -230,8 +230,8 @@ def test_a_timed_out_job_fails_even_when_mpiexec_exits_0(tmp_path):
     fake.write_text("#!/bin/sh\nsleep 1.5\necho '[mpiexec@vm] APPLICATION TIMED OUT, "
                     "TIMEOUT = 1s'\nexit 0\n")
     fake.chmod(0o755)
-    status, out, err, took = run_launcher("--mpiexec", str(fake), "-n", "2", "--timeout", "1",
-                                          JOB, "sleep")
+    status, out, err, took = run_launcher("--mpiexec", str(fake), "--mpi", "mpich", "-n", "2",
+                                          "--timeout", "1", JOB, "sleep")
     assert status == ml.TIMEOUT_STATUS, (status, out, err)
     assert "the job ran past --timeout 1 s, so it was ended" in err
 
@@ -284,7 +284,7 @@ def test_a_job_that_ignores_the_signal_is_killed(tmp_path, monkeypatch, capfd):
     start = time.monotonic()
     try:
         status = ml.launch(JOB, ["sleep"], n=1, mpiexec=_stubborn_mpiexec(tmp_path),
-                           timeout=30)
+                           timeout=30, flavour="mpich")
     finally:
         done.set()
     assert status == 143 and time.monotonic() - start < 5
@@ -297,7 +297,8 @@ def test_a_job_that_overruns_its_timeout_is_killed(tmp_path, monkeypatch, capfd)
     monkeypatch.setattr(ml, "TIMEOUT_GRACE", 0.3)
     monkeypatch.setattr(ml, "KILL_GRACE", 0.3)
     start = time.monotonic()
-    status = ml.launch(JOB, ["sleep"], n=1, mpiexec=_stubborn_mpiexec(tmp_path), timeout=1)
+    status = ml.launch(JOB, ["sleep"], n=1, mpiexec=_stubborn_mpiexec(tmp_path), timeout=1,
+                       flavour="mpich")
     assert status == 137 and time.monotonic() - start < 5
     assert "mpiexec overran --timeout 1 s by 0.3 s, so minpy.kvstore.launch ended the job" in \
         capfd.readouterr().err

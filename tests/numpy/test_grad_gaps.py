@@ -131,6 +131,23 @@ def test_pad_reimplementation_values(mode, shape, pw, kw, dtype):
     numpy.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape,pw", [((3, 4), ((4, 1), (2, 5))), ((2, 3), ((0, 3), (1, 1))),
+                                      ((3,), (7, 9)), ((2, 2), 5)], ids=str)
+def test_pad_wrap_wider_than_its_axis_on_a_device(standin_gpu, shape, pw):
+    """CuPy 14's pad(mode='wrap') still pads as NumPy < 1.25 did where a width exceeds
+    its axis (NumPy now repeats whole periods): minpy gathers through NumPy's index
+    map there, never asking the backend's pad."""
+    x = rnd(shape, 3)
+    want = numpy.pad(x.asnumpy(), pw, "wrap")
+    with minpy.gpu(0):
+        xg = mnp.array(x.asnumpy())
+        got = mnp.pad(xg, pw, "wrap")
+        assert standin_gpu.owns(got._data)
+        same(got, want)
+        cg(lambda x: mnp.pad(x, pw, "wrap"), shape)
+    assert standin_gpu.calls["pad"] == 0
+
+
 @pytest.mark.parametrize("pw", [1, (3, 0), ((0, 4), (7, 2))], ids=str)
 @pytest.mark.parametrize("mode", ["reflect", "symmetric"])
 def test_pad_odd_reflection_any_width(mode, pw):

@@ -222,7 +222,9 @@ def test_check_grads(name, f, shapes):
         cg(f, *shapes)
 
 
+@pytest.mark.skipif(not hasattr(numpy, "row_stack"), reason="NumPy >= 2.5 removed row_stack")
 def test_row_stack():
+    assert hasattr(mnp, "row_stack")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         cg(lambda x, y: mnp.row_stack([x, y]), (3,), (2, 3))
@@ -402,5 +404,8 @@ CHAPTER = (
 
 @pytest.mark.parametrize("name", CHAPTER)
 def test_every_function_has_a_rule(name):
+    if not hasattr(numpy, name):
+        assert not hasattr(mnp, name)       # minpy follows the installed NumPy
+        pytest.skip(f"NumPy {numpy.__version__} has no {name}")
     p = getattr(mnp, name)._prim
     assert p.vjp is not None and not p.nondiff

@@ -19,6 +19,7 @@ import minpy.numpy as mnp
 from minpy.numpy import vjp_poly as vp
 from minpy.testing import check_grads
 
+from _standin import standin_gpu  # noqa: F401  (fixture)
 from _strategies import random_array as rnd
 
 
@@ -309,3 +310,20 @@ def test_poly1d_with_traced_array_refused():
     with pytest.raises(TypeError, match="polyadd returned a poly1d"):
         minpy.grad(lambda x: mnp.sum(mnp.asarray(mnp.polyadd(numpy.poly1d([1.0, 2.0]),
                                                               x).coeffs)))(rnd((3,)))
+
+
+@pytest.mark.parametrize("yshape", [(6,), (6, 2)], ids=["1d", "2d"])
+def test_weighted_polyfit_on_a_device_leaves_y_alone(standin_gpu, yshape):
+    """CuPy 14's polyfit scales a float64 ``y`` by ``w`` in place (as the stand-in
+    does): minpy hands it a copy, so ``y`` keeps its values and finite differences
+    through repeated calls agree with the gradient."""
+    x = numpy.array([0.1, 0.55, 0.9, 0.3, 0.2, 0.72])
+    yh = numpy.random.default_rng(3).standard_normal(yshape)
+    wh = numpy.linspace(0.5, 2.0, 6)
+    with minpy.gpu(0):
+        y, w = mnp.array(yh), mnp.array(wh)
+        c = mnp.polyfit(mnp.array(x), y, 2, w=w)
+        assert standin_gpu.owns(c._data)
+        numpy.testing.assert_allclose(c.asnumpy(), numpy.polyfit(x, yh, 2, w=wh), rtol=1e-12)
+        numpy.testing.assert_array_equal(y.asnumpy(), yh)
+        check_grads(lambda y, w: mnp.polyfit(mnp.array(x), y, 2, w=w), y, w, order=1)

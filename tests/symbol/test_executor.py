@@ -12,6 +12,8 @@ import minpy.symbol as sym
 from minpy.symbol import zoo
 from minpy.symbol.graph_plan import GraphPlan
 
+from _standin import installed
+
 R = np.random.default_rng(11)
 
 
@@ -406,32 +408,54 @@ def test_op_error_is_raised_by_forward(monkeypatch):
     assert exe.forward()[0].shape == (2, 3)
 
 
-@pytest.mark.gpu
-@pytest.mark.skipif(minpy.num_gpus() == 0, reason="needs CuPy and a CUDA device")
-@pytest.mark.parametrize("name", ["lenet", "resnet", "lstm_lm", "convnet-dropout"])
-def test_gpu_executor_matches_cpu(name):     # pragma: no cover - GPU only
-    make, shapes = NETS[name]
+# Dropout draws from each device's own generator (CuPy's default_rng(seed) is not NumPy's
+# stream), so a net with Dropout is compared in inference mode, or built without it.
+DEVICE_NETS = {
+    "lenet": (NETS["lenet"], True), "resnet": (NETS["resnet"], True),
+    "lstm_lm": ((lambda: zoo.lstm_lm(3, 6, 4, 5, 2, dropout=0.0), NETS["lstm_lm"][1]), True),
+    "lstm_lm-dropout": (NETS["lstm_lm"], False),
+    "convnet-dropout": (NETS["convnet-dropout"], False),
+}
+
+
+def _device_executor_matches_cpu(name, ctx):
+    """Forward and backward of DEVICE_NETS[name] on ``ctx`` match the CPU's."""
+    (make, shapes), is_train = DEVICE_NETS[name]
     net = make()
     rng = np.random.default_rng(0)
     cpu = net.simple_bind(minpy.cpu(), **shapes)
-    gpu = net.simple_bind(minpy.gpu(0), **shapes)
+    dev = net.simple_bind(ctx, **shapes)
 
     def value(k, a):
         if k == "softmax_label" or (k == "data" and "embed_weight" in cpu.arg_dict):
             return rng.integers(0, 3, a.shape).astype(a.dtype)       # class / word ids
         return rng.standard_normal(a.shape).astype(a.dtype)
     vals = {k: value(k, a) for k, a in cpu.arg_dict.items()}
-    for exe in (cpu, gpu):
+    for exe in (cpu, dev):
         exe.copy_params_from(vals)
         sym.seed(1)
-        exe.forward(is_train=name != "convnet-dropout")
+        exe.forward(is_train=is_train)
         exe.backward()
-    assert gpu.outputs[0].context == minpy.gpu(0)
-    np.testing.assert_allclose(gpu.outputs[0].asnumpy(), cpu.outputs[0].asnumpy(), rtol=1e-4,
+    assert dev.outputs[0].context == ctx
+    np.testing.assert_allclose(dev.outputs[0].asnumpy(), cpu.outputs[0].asnumpy(), rtol=1e-4,
                                atol=1e-5)
     for k, g in cpu.grad_dict.items():
-        np.testing.assert_allclose(gpu.grad_dict[k].asnumpy(), g.asnumpy(), rtol=1e-3,
+        np.testing.assert_allclose(dev.grad_dict[k].asnumpy(), g.asnumpy(), rtol=1e-3,
                                    atol=1e-4, err_msg=k)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(minpy.num_gpus() == 0, reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("name", sorted(DEVICE_NETS))
+def test_gpu_executor_matches_cpu(name):     # pragma: no cover - GPU only
+    _device_executor_matches_cpu(name, minpy.gpu(0))
+
+
+@pytest.mark.parametrize("name", sorted(DEVICE_NETS))
+def test_standin_executor_matches_cpu(name):
+    """The same on the stand-in GPU (repeated word ids: the Embedding gradient)."""
+    with installed():
+        _device_executor_matches_cpu(name, minpy.gpu(0))
 
 
 def test_bind_with_a_ready_plan():

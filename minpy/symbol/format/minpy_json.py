@@ -32,7 +32,7 @@ from ..registry import OPS
 __all__ = ["to_json", "from_json", "load_file", "SymbolFileError", "VERSION"]
 
 VERSION = 1
-MAX_NESTING = 100       # named when json.loads runs out of stack; symbol files nest 5 levels
+MAX_NESTING = 100       # deeper JSON is refused before parsing; symbol files nest 5 levels
 _BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')     # strings skipped whole
 
 
@@ -123,16 +123,18 @@ def _parse_json(text):
         text = _decode(bytes(text))
     if not isinstance(text, str):
         raise _bad(f"expected str or bytes, got {type(text).__name__}")
+    # checked before json.loads, so the error does not depend on the depth at which
+    # this Python's json runs out of stack (3.12's C recursion limit is not 3.11's)
+    at = _nesting_at(text, MAX_NESTING)
+    if at is not None:
+        raise _bad(f"at character {at}: arrays/objects nested more than {MAX_NESTING} "
+                   "levels deep (a symbol file nests 5)")
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise _bad(f"not JSON ({e})") from None
     except RecursionError:
-        at = _nesting_at(text, MAX_NESTING)
-        if at is None:
-            raise _bad("arrays/objects nested too deeply for Python's stack") from None
-        raise _bad(f"at character {at}: arrays/objects nested more than {MAX_NESTING} "
-                   "levels deep (a symbol file nests 5)") from None
+        raise _bad("arrays/objects nested too deeply for Python's stack") from None
 
 
 def from_json(text, source=None):
