@@ -389,9 +389,79 @@ def _polyfit_scaling_y(x, y, deg, rcond=None, full=False, w=None, cov=False):
     return r
 
 
+class CompileException(Exception):
+    """The stand-in for cupy.cuda.compiler.CompileException (no refusal of minpy's)."""
+
+
+def _cupy_reduction(name, fn):
+    """``fn`` answering as CuPy 14's reduction ``name`` where NumPy raises or differs (seen
+    on a real GPU): IndexError for an axis out of range (std, var, nanmedian), argmax of a
+    tuple axis, no error on an empty min/max, 0 for nanvar/nanstd of nothing, keepdims
+    of a 0-d median, percentile of bool, a compile error for complex percentile."""
+    def call(a, *args, **kwargs):
+        a = numpy.asarray(a)
+        axis = args[0] if args and name not in _QUANTILES else kwargs.get("axis")
+        if isinstance(axis, int) and not -a.ndim <= axis < max(a.ndim, 1) and name in (
+                "std", "var", "nanmedian"):
+            raise IndexError("tuple index out of range")
+        if name == "argmax" and isinstance(axis, tuple):
+            return fn(a)
+        if name in _QUANTILES:
+            if a.dtype.kind == "c":
+                raise CompileException("no operator \"<\" matches these operands")
+            if a.dtype.kind == "b":
+                a = a.astype(numpy.float64)
+        try:
+            with numpy.errstate(all="ignore"):
+                r = fn(a, *args, **kwargs)
+        except ValueError as e:
+            if "zero-size" not in str(e):
+                raise
+            kw = {k: v for k, v in kwargs.items() if k in ("axis", "keepdims")}
+            return numpy.sum(numpy.zeros(a.shape, a.dtype), *args[:1], **kw).astype(a.dtype)
+        if name in ("nanvar", "nanstd") and a.size == 0:
+            r = numpy.zeros_like(r)
+        if name == "median" and a.ndim == 0 and kwargs.get("keepdims"):
+            r = numpy.reshape(r, (1,))
+        return r
+    return call
+
+
+_QUANTILES = ("percentile", "quantile")
+
+
+def _complex_cond(x, p=None):
+    """CuPy 14's linalg.cond: complex for a complex matrix unless ``p`` is None or +-2."""
+    r = numpy.linalg.cond(x, p)
+    if numpy.asarray(x).dtype.kind == "c" and p is not None and p not in (2, -2):
+        return numpy.asarray(r).astype(numpy.asarray(x).dtype)
+    return r
+
+
+class CuFFTError(RuntimeError):
+    """The stand-in for cupy.cuda.cufft.CuFFTError."""
+
+
+def _cufft(fn):
+    """``fn`` (an inverse real FFT) raising cuFFT's error where its output is empty."""
+    def call(a, *args, **kwargs):
+        size = args[0] if args else kwargs.get("n", kwargs.get("s"))
+        axes = args[1] if len(args) > 1 else kwargs.get("axis", kwargs.get("axes", -1))
+        last = axes if isinstance(axes, int) else -1 if axes is None else axes[-1]
+        if size is None and 2 * (numpy.shape(a)[last] - 1) < 1:
+            raise CuFFTError("CUFFT_INVALID_SIZE")
+        return fn(a, *args, **kwargs)
+    return call
+
 # where the stand-in answers as CuPy does, not as NumPy
 _FIRST_WINS = {"put": _put_first_wins, "put_along_axis": _put_along_axis_first_wins,
-               "polyfit": _polyfit_scaling_y}
+               "polyfit": _polyfit_scaling_y,
+               **{q: _cupy_reduction(q, getattr(numpy, q)) for q in (
+                   "std", "var", "nanstd", "nanvar", "nanmedian", "argmax", "amin", "nanmax",
+                   "median") + _QUANTILES},
+               **{f"fft.{q}": _cufft(getattr(numpy.fft, q)) for q in (
+                   "irfft", "hfft", "irfft2", "irfftn")},
+               "linalg.cond": _complex_cond}
 
 
 # ---------------------------------------------------------------- CuPy's refusals
@@ -460,9 +530,33 @@ def _refuse_add_at(args, kwargs):
                         "uint32, uint64 as data type")
 
 
+def _concat_info(obj):
+    """CuPy's ``_compute_concat_info_impl``: the shape of a (nested) sequence holding
+    only device arrays of one shape, else None."""
+    if type(obj) is StandinArray:
+        return obj.shape
+    if type(obj) in (list, tuple) and len(obj):
+        first = _concat_info(obj[0])
+        if first is None or any(_concat_info(e) != first for e in obj[1:]):
+            return None
+        return (len(obj),) + first
+    return None
+
+
+def _refuse_mixed_sequence(args, kwargs):
+    # cupy.array/asarray stack a sequence of device arrays of one shape; any other
+    # sequence goes through numpy.array, which refuses the device arrays inside
+    obj = _arg(args, kwargs, 0, "a", None)
+    if type(obj) in (list, tuple) and _inputs(obj, []) and _concat_info(obj) is None:
+        raise HostConversionError("Implicit conversion to a NumPy array is not allowed. "
+                                  "Please use `.get()` to construct a NumPy array "
+                                  "explicitly.")
+
+
 _REFUSALS = {"where": _refuse_where, "choose": _refuse_choose, "pad": _refuse_pad,
              "meshgrid": _refuse_meshgrid, "linalg.cross": _refuse_cross,
-             "ediff1d": _refuse_ediff1d, "add.at": _refuse_add_at}
+             "ediff1d": _refuse_ediff1d, "add.at": _refuse_add_at,
+             "asarray": _refuse_mixed_sequence, "array": _refuse_mixed_sequence}
 
 
 # ---------------------------------------------------------------- linalg errors
@@ -498,6 +592,35 @@ def _silent_linalg(fn, a, k):
     if type(shaped) is numpy.ndarray:
         return numpy.full_like(shaped, numpy.nan)
     return type(shaped)(*(numpy.full_like(r, numpy.nan) for r in shaped))
+
+
+def _cupy_int_power(a):
+    """CuPy's integer ``power`` raises nothing on a negative exponent (NumPy: ValueError);
+    it answers 0 there (as ``1 // x ** -n``, whatever the base): the stand-in does too."""
+    x, y = (numpy.asarray(v) for v in a)
+    if x.dtype.kind not in "biu" or y.dtype.kind not in "biu" or not (y < 0).any():
+        return a
+    t = numpy.result_type(*a)
+    if t.kind not in "iu":
+        return a
+    return [numpy.where(y < 0, 0, x).astype(t), numpy.where(y < 0, 1, y).astype(t)]
+
+
+def _cuda_shift(a):
+    """CUDA shifts by the low 32 bits of the amount, clamped to the bit width: a 64-bit
+    amount below 0 or of 2**32 or more whose low 32 bits are under the width shifts by
+    those (NumPy: all bits out)."""
+    x, y = (numpy.asarray(v) for v in a)
+    if x.dtype.kind not in "biu" or y.dtype.kind not in "biu":
+        return a
+    t = numpy.result_type(*a)
+    if t.kind not in "iu":
+        return a
+    y = y.astype(t)
+    if t.itemsize < 8:
+        return a
+    low = y.astype(numpy.uint64) & numpy.uint64(0xFFFFFFFF)
+    return [x.astype(t), numpy.where(low < t.itemsize * 8, low, y).astype(t)]
 
 
 class _Fn:
@@ -579,6 +702,15 @@ class _Ufunc(_Fn):
         loop = None
         if k.get("dtype") is None and k.get("out") is None and len(a) == self.nin:
             loop = rules.ufunc_loop(self._qualname, a)
+        if self._qualname == "power" and len(a) == 2 and "out" not in k:
+            a = _cupy_int_power(a)
+        if self._qualname in ("right_shift", "left_shift") and len(a) == 2:
+            a = _cuda_shift(a)
+        if k.get("dtype") is not None or "casting" in k:
+            # CuPy casts the inputs to dtype= whatever casting= says
+            k.pop("casting", None)
+            if k.get("dtype") is not None:
+                a = [x.astype(k["dtype"]) if isinstance(x, numpy.ndarray) else x for x in a]
         if loop is None:
             r = self._np(*a, **k)
         else:                         # CuPy's loop: inputs cast to it, outputs its dtypes

@@ -12,6 +12,8 @@ module answers, for one call headed for the GPU:
   initial=)``), so those stay on the device;
 - :func:`as_numpy_result`: the result in NumPy's form (namedtuples, 0-d copies).
 """
+import functools
+
 import numpy
 from numpy.lib import _arraysetops_impl as _sets
 from numpy.linalg import _linalg
@@ -50,6 +52,21 @@ def refusal(gpu, prim, args, kwargs, leaves):
             return f"{gpu.name} cannot hold dtype {dt}"
     if q in _OWN_FORWARDS:
         return None
+    check = _VALUE_CHECKS.get(q)
+    if check is not None:
+        r = check(gpu, args, kwargs)
+        if r is not None:
+            return r
+    if kwargs and ("dtype" in kwargs or "casting" in kwargs) and isinstance(
+            getattr(numpy, q.partition(".")[0], None), numpy.ufunc):
+        r = _casting(gpu, q, kwargs, dtypes)
+        if r is not None:
+            return r
+    if q.endswith(".outer") and len(dtypes) == 2:
+        # CuPy's outer does not check its ufunc's loops as a call does
+        r = gpu.refuses(q[:-len(".outer")], 2, {}, dtypes)
+        if r is not None:
+            return r
     if q in _INDEX_TRICKS:
         r = gpu.refuses_key(q, args[0])
         if r is not None:
@@ -62,6 +79,274 @@ def refusal(gpu, prim, args, kwargs, leaves):
         if eq is not None and gpu.refuses(q, len(args), _without(kwargs, eq[0]), dtypes) is None:
             return None
     return reason
+
+
+def _negative_somewhere(gpu, x, at_least=None):
+    """True if operand ``x`` (a Python or NumPy scalar, an ndarray, an Array on any
+    device) holds a negative value (with ``at_least``: a value ``>= at_least``); reads
+    one bool back from the device."""
+    if type(x) is Array:
+        x = x._data
+    host = type(x) is _ndarray or isinstance(x, (int, numpy.generic))
+    if host or not hasattr(x, "dtype"):
+        x = numpy.asarray(x)
+        return bool(numpy.any(x < 0 if at_least is None else x >= at_least))
+    xp = gpu.xp
+    if at_least is not None and x.dtype.itemsize < 8:
+        return False
+    with gpu.device(gpu.device_id(x)):
+        hit = xp.less(x, 0) if at_least is None else xp.greater_equal(
+            x, x.dtype.type(at_least))
+        return bool(gpu.to_host(xp.any(hit)))
+
+
+def _kind(x):
+    if type(x) is Array:
+        return x._data.dtype.kind
+    if type(x) is bool:
+        return "b"
+    if type(x) is int:
+        return "i"
+    dt = getattr(x, "dtype", None)
+    return dt.kind if isinstance(dt, numpy.dtype) else None
+
+
+def _int_power(gpu, args, kwargs):
+    """NumPy raises ValueError on an integer ``power`` with a negative exponent;
+    CuPy answers 0 there (a silent wrong answer): such a call runs on the host."""
+    if len(args) < 2:
+        return None
+    x, y = args[0], args[1]
+    if _kind(x) not in ("b", "i", "u") or _kind(y) != "i":
+        return None
+    try:
+        loop = numpy.result_type(*(a._data.dtype if type(a) is Array else a for a in (x, y)))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if loop.kind in "iu" and _negative_somewhere(gpu, y):
+        return "integer power with a negative exponent (NumPy raises ValueError)"
+    return None
+
+
+def _arg(args, kwargs, pos, name, default=None):
+    if len(args) > pos:
+        return args[pos]
+    return kwargs.get(name, default) if kwargs else default
+
+
+def _axes(axis, ndim):
+    """``axis`` (None, an int, a tuple of ints) as a tuple of axes in ``range(ndim)``, or
+    None where NumPy would raise (out of range, repeated, not an int)."""
+    if axis is None:
+        return tuple(range(ndim))
+    one = not isinstance(axis, tuple)
+    out = []
+    for ax in ((axis,) if one else axis):
+        if not isinstance(ax, (int, numpy.integer)) or isinstance(ax, bool) \
+                or not -ndim <= ax < max(ndim, 1):
+            return None
+        out.append(int(ax) % max(ndim, 1))
+    return tuple(out) if len(set(out)) == len(out) else None
+
+
+def _shift(gpu, args, kwargs):
+    """NumPy shifts all bits out for a negative shift amount or one of the bit width or
+    more; CUDA shifts by the amount's low 32 bits clamped to the width, which is wrong
+    for a 64-bit amount below 0 or of 2**32 or more (a silent wrong answer): such a
+    call runs on the host."""
+    if len(args) < 2 or _kind(args[0]) not in ("b", "i", "u") or _kind(args[1]) not in (
+            "b", "i", "u"):
+        return None
+    x, y = args[0], args[1]
+    try:
+        loop = numpy.result_type(*(a._data.dtype if type(a) is Array else a for a in (x, y)))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if loop.kind not in "iu":
+        return None
+    if loop.itemsize == 8 and (_negative_somewhere(gpu, y) or _negative_somewhere(
+            gpu, y, 2 ** 32)):
+        return "a 64-bit shift amount below 0 or of 2**32 or more"
+    return None
+
+
+def _casting(gpu, q, kwargs, dtypes):
+    """CuPy's ufuncs cast to ``dtype=`` whatever ``casting=`` says (NumPy raises
+    UFuncTypeError where its casting rule forbids it), and take ``casting='no'``,
+    ``'equiv'`` and ``'safe'`` as ``'same_kind'``: such calls run on the host."""
+    casting = kwargs.get("casting", "same_kind")
+    if casting not in ("same_kind", "unsafe"):
+        return f"{q}(casting={casting!r}) (CuPy does not apply it)"
+    dt = kwargs.get("dtype")
+    if dt is None or casting == "unsafe":
+        return None
+    try:
+        dt = numpy.dtype(dt)
+    except TypeError:
+        return None
+    for d in dtypes:
+        if not numpy.can_cast(d, dt, casting):
+            return f"{q}: {d} to dtype={dt} breaks casting={casting!r} (NumPy raises)"
+    return None
+
+
+# NumPy reductions whose arguments CuPy checks otherwise (IndexError for AxisError, a
+# tuple axis taken by argmax, no error on an empty min/max) or where its answer differs
+# on some shapes and dtypes: name -> (position of axis, of keepdims, kind)
+_REDUCTIONS = {
+    **{q: (1, 5, "moment") for q in ("std", "var")},
+    **{q: (1, 5, "nanmoment") for q in ("nanstd", "nanvar")},
+    **{q: (1, 3, "extreme") for q in ("amin", "amax", "min", "max", "nanmin", "nanmax",
+                                      "ptp")},
+    **{q: (1, None, "argextreme") for q in ("argmax", "argmin", "nanargmax", "nanargmin")},
+    **{q: (1, 4, "median") for q in ("median", "nanmedian")},
+    **{q: (2, 6, "quantile") for q in ("percentile", "quantile", "nanpercentile",
+                                       "nanquantile")},
+}
+
+
+def _reduction(name, gpu, args, kwargs):
+    """Why CuPy's reduction would answer or fail otherwise than NumPy on these
+    arguments (the host run then gives NumPy's answer or error), or None."""
+    a = args[0] if args else None
+    shape = a._data.shape if type(a) is Array else getattr(a, "shape", None)
+    if shape is None or type(a) not in (Array, _ndarray):
+        return None
+    dt = a._data.dtype if type(a) is Array else a.dtype
+    apos, kpos, kind = _REDUCTIONS[name]
+    axis = _arg(args, kwargs, apos, "axis")
+    if kind == "argextreme" and isinstance(axis, tuple):
+        return "a tuple axis (NumPy raises TypeError)"
+    axes = _axes(axis, len(shape))
+    if axes is None:
+        return f"axis {axis!r} invalid for {len(shape)}-d (NumPy raises AxisError)"
+    n = 1
+    for ax in axes:
+        n *= shape[ax] if shape else 1
+    if kind in ("extreme", "argextreme") and n == 0 and "initial" not in (kwargs or {}):
+        return "an empty reduction with no identity (NumPy raises ValueError)"
+    if kind == "nanmoment" and n <= _arg(args, kwargs, 4, "ddof", 0):
+        return "no more values than ddof (CuPy answers 0, NumPy NaN)"
+    if kind in ("median", "quantile"):
+        if not shape and kpos is not None and _arg(args, kwargs, kpos, "keepdims", False):
+            return "keepdims of a 0-d array (CuPy keeps one dimension)"
+        if dt.kind == "c" and (kind == "quantile" or name == "nanmedian"):
+            return f"complex operands ({name} of CuPy fails or differs)"
+        if dt.kind == "b" and kind == "quantile":
+            return "bool operands (NumPy raises TypeError)"
+    return None
+
+
+def _fft(name, gpu, args, kwargs):
+    """Why CuPy's FFT ``name`` would fail otherwise than NumPy (cuFFT's CuFFTError, a
+    RuntimeError, for an empty output; an answer where NumPy rejects the axes), or None."""
+    a = args[0] if args else None
+    if type(a) is not Array:
+        return None
+    shape = a._data.shape
+    nd = len(shape)
+    inverse_real = name in ("irfft", "hfft", "irfft2", "irfftn")
+    if name[-1] not in "2n":
+        n, axis = _arg(args, kwargs, 1, "n"), _arg(args, kwargs, 2, "axis", -1)
+        sizes, axes = (None if n is None else (n,)), (axis,)
+    else:
+        sizes, axes = _arg(args, kwargs, 1, "s"), _arg(args, kwargs, 2, "axes")
+        if axes is None:
+            axes = (-2, -1) if name.endswith("2") else tuple(
+                range(nd - (nd if sizes is None else len(sizes)), nd))
+    try:
+        axes = tuple(axes)
+        sizes = None if sizes is None else tuple(sizes)
+    except TypeError:
+        return f"fft.{name}: axes or sizes not a sequence"
+    if not axes or not all(isinstance(ax, (int, numpy.integer)) and -nd <= ax < nd
+                           for ax in axes):
+        return f"fft.{name}: axes {axes!r} invalid for {nd}-d (NumPy raises)"
+    if sizes is not None:
+        if len(sizes) != len(axes) or not all(
+                isinstance(m, (int, numpy.integer)) and m >= 1 for m in sizes):
+            return f"fft.{name}: invalid sizes {sizes!r} (NumPy raises ValueError)"
+    elif inverse_real and 2 * (shape[axes[-1]] - 1) < 1:
+        return f"fft.{name}: no output points (cuFFT raises CuFFTError, NumPy ValueError)"
+    return None
+
+
+_FFTS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+         "fftn", "ifftn", "rfftn", "irfftn")
+
+def _arg(args, kwargs, i, name, default=None):
+    """Argument ``name`` (position ``i``) of a call."""
+    return args[i] if len(args) > i else (kwargs or {}).get(name, default)
+
+
+def _cov(gpu, args, kwargs):
+    if _arg(args, kwargs, 5, "fweights") is not None or \
+            _arg(args, kwargs, 6, "aweights") is not None:
+        # cupy/_statistics/correlation.py: X -= X.mean(axis=1)[:, None], not the weighted avg
+        return "CuPy's cov centres weighted data on the unweighted mean"
+    return None
+
+
+def _intersect1d(gpu, args, kwargs):
+    if _arg(args, kwargs, 2, "assume_unique", False):
+        # CuPy binary-searches the unsorted second array and keeps the first one's order
+        return "CuPy's intersect1d(assume_unique=True) neither sorts nor finds every match"
+    return None
+
+
+def _extremum_at(gpu, args, kwargs):
+    a = args[0] if args else None
+    dt = a._data.dtype if type(a) is Array else getattr(a, "dtype", None)
+    if dt is not None and dt.kind in "fc":
+        # CuPy's atomicMax/atomicMin on double call fmaxf/fminf: float32 rounding, NaN lost
+        return "CuPy's maximum.at/minimum.at round floats to float32 and drop NaN"
+    return None
+
+
+def _reduceat(gpu, args, kwargs):
+    dt = _arg(args, kwargs, 2, "dtype")
+    a = args[0] if args else None
+    have = a._data.dtype if type(a) is Array else getattr(a, "dtype", None)
+    if dt is not None and (have is None or numpy.dtype(dt) != have):
+        return "CuPy's reduceat(dtype=) mixes its input dtype into the result"
+    return None
+
+
+_CROSS_RAISES_2D = None
+
+
+def _cross(gpu, args, kwargs):
+    """NumPy 2.5 refuses 2-element vectors in ``cross`` (CuPy computes them): the host
+    answers with NumPy's own error, or value on earlier NumPy."""
+    global _CROSS_RAISES_2D
+    if _CROSS_RAISES_2D is None:
+        try:
+            numpy.cross(numpy.zeros(2), numpy.zeros(2))
+            _CROSS_RAISES_2D = False
+        except ValueError:
+            _CROSS_RAISES_2D = True
+    if not _CROSS_RAISES_2D or len(args) < 2:
+        return None
+    axis = (kwargs or {}).get("axis")
+    axes = ((kwargs or {}).get("axisa", -1), (kwargs or {}).get("axisb", -1)) \
+        if axis is None else (axis, axis)
+    for x, ax in zip(args[:2], axes):
+        shape = numpy.shape(x._data if type(x) is Array else x) if hasattr(x, "shape") else ()
+        if shape and isinstance(ax, (int, numpy.integer)) and -len(shape) <= ax < len(shape) \
+                and shape[ax] == 2:
+            return "cross of 2-element vectors (NumPy raises ValueError since 2.5)"
+    return None
+
+
+# calls CuPy answers differently from NumPy for some operand values: qualname ->
+# check(gpu, args, kwargs) -> reason or None (may read a reduction of the operands back)
+_VALUE_CHECKS = {"power": _int_power, "power.outer": _int_power,
+                 "right_shift": _shift, "left_shift": _shift,
+                 "cov": _cov, "intersect1d": _intersect1d, "add.reduceat": _reduceat,
+                 "cross": _cross, "linalg.cross": _cross,
+                 **{f"{u}.at": _extremum_at for u in ("maximum", "minimum", "fmax", "fmin")},
+                 **{q: functools.partial(_reduction, q) for q in _REDUCTIONS},
+                 **{f"fft.{q}": functools.partial(_fft, q) for q in _FFTS}}
 
 
 def _without(kwargs, names):
@@ -97,7 +382,8 @@ def scalar_key(key):
 
 def as_numpy_result(prim, res, args):
     """``res`` of a GPU call in NumPy's form: NumPy's namedtuple types; a 0-d
-    ``x[i]`` copied (CuPy returns a view, so a later write to ``x`` would show)."""
+    ``x[i]`` copied (CuPy returns a view, so a later write to ``x`` would show); the
+    real ``linalg.cond`` of a complex matrix."""
     q = prim.qualname
     if isinstance(res, tuple):
         named = _NAMED.get(q)
@@ -106,6 +392,10 @@ def as_numpy_result(prim, res, args):
         return res
     if q == "ndarray.__getitem__" and getattr(res, "ndim", None) == 0 and scalar_key(args[1]):
         return res.copy()
+    if q == "linalg.cond" and res.dtype.kind == "c":
+        # CuPy's cond of a complex matrix by the 1, inf or Frobenius norm is complex (a
+        # product of two real norms): NumPy's is real
+        return res.real.copy()
     return res
 
 

@@ -110,9 +110,27 @@ def _to(obj, ctx, backend, listify, moved):
 
 def _device_operand(seq, ctx, backend, moved):
     """A list/tuple ufunc operand as one array on ``ctx``."""
-    if _holds_device_data(seq):
-        return backend.asarray([_to(e, ctx, backend, False, moved) for e in seq], ctx.device_id)
-    return move_raw(_asarray(seq), ctx)       # one counted host -> device copy
+    if not _holds_device_data(seq):
+        return move_raw(_asarray(seq), ctx)       # one counted host -> device copy
+    # CuPy's asarray takes a list only of device arrays of one shape (else it converts
+    # through NumPy, which refuses device data): stack the elements on the device
+    parts = []
+    for e in seq:
+        t = type(e)
+        if t is list or t is tuple:
+            parts.append(_device_operand(e, ctx, backend, moved))
+        elif isinstance(e, ArrayHolder) or (state.process.gpu is not None
+                                             and state.process.gpu.owns(e)):
+            parts.append(_to(e, ctx, backend, False, moved))
+        else:
+            parts.append(move_raw(_asarray(e), ctx))
+    shapes = {tuple(p.shape) for p in parts}
+    if len(shapes) > 1:
+        raise ValueError("setting an array element with a sequence. The requested array has "
+                         "an inhomogeneous shape after 1 dimensions (element shapes "
+                         f"{sorted(shapes)})")
+    with backend.device(ctx.device_id):
+        return backend.xp.stack(parts)
 
 
 def _holds_device_data(seq):

@@ -59,6 +59,32 @@ _live_lock = threading.Lock()
 _hook_installed = False
 _tls = threading.local()
 
+# The kernel may hand a process's SIGINT to any thread that does not block it (CUDA's
+# threads, once CuPy is loaded, or a library's). Python then runs the handler in the main
+# thread only when that thread next runs bytecode, and a main thread blocked in a lock
+# wait gets no EINTR: Ctrl-C would wait for the whole backlog. So the main thread's waits
+# wake every _SLICE seconds; other threads never get KeyboardInterrupt and wait unbounded.
+_SLICE = 0.05
+_MAIN = threading.main_thread().ident
+
+
+def _wait(cond):
+    """``cond.wait()`` (lock held), waking each _SLICE in the main thread; the caller
+    loops on its predicate, as it must for any wake-up."""
+    if _thread.get_ident() == _MAIN:
+        cond.wait(_SLICE)
+    else:
+        cond.wait()
+
+
+def _acquire(lock):
+    """``lock.acquire()``, by _SLICE steps in the main thread (see _wait)."""
+    if _thread.get_ident() == _MAIN:
+        while not lock.acquire(timeout=_SLICE):
+            pass
+    else:
+        lock.acquire()
+
 
 def default_cpu_workers():
     """CPU pool size from env ``MINPY_CPU_WORKERS`` (default 1, as MXNet's
@@ -384,7 +410,7 @@ class ThreadedEngine(Engine):
         self._nheld += 1
         try:
             while self._full(nbytes):
-                self._room.wait()
+                _wait(self._room)
         except KeyboardInterrupt:
             self.cancel_pending()
             raise
@@ -409,7 +435,7 @@ class ThreadedEngine(Engine):
                 rec = self._var_error(var)
         if op is not None:
             try:
-                op.done.acquire()
+                _acquire(op.done)
             except KeyboardInterrupt:
                 self.cancel_pending()       # Ctrl-C: do not leave a backlog running
                 raise
@@ -426,7 +452,7 @@ class ThreadedEngine(Engine):
                 self._check_not_worker("waitall")
             try:
                 while self._npending:
-                    self._idle.wait()
+                    _wait(self._idle)
             except KeyboardInterrupt:
                 self.cancel_pending()
                 raise
@@ -457,7 +483,7 @@ class ThreadedEngine(Engine):
                 self.cancel_pending()
             while self._npending:
                 try:
-                    self._idle.wait()
+                    _wait(self._idle)
                 except KeyboardInterrupt as e:
                     self.cancel_pending()
                     interrupt = e

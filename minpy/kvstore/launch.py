@@ -65,15 +65,19 @@ for it. So each rank runs the script through ``python -m minpy.kvstore.launch --
 which notes in a temporary folder of the launcher's when the rank starts, when
 it ends with a normal Python exit and when it calls ``os._exit``; a rank that
 started but did not end normally fails the job (exit status 1, the ranks
-named on stderr). Ranks on other hosts are watched only where that folder is
-on a shared file system. ``--dry-run`` prints the command without this watch.
+named on stderr). Open MPI's mpiexec fails such a job itself (exit status 1,
+when the rank had not called MPI_Finalize); the launcher then still names the
+rank that called ``os._exit``. Ranks on other hosts are watched only where
+that folder is on a shared file system. ``--dry-run`` prints the command
+without this watch.
 
 Shared memory. MPICH leaves its ``/dev/shm/mpich_shm_*`` files (Open MPI 4
 its ``/dev/shm/vader_segment.*``) behind when a job is aborted, killed or
 signalled. After the job, however it ended, the launcher removes the ones its
 ranks mapped; other jobs' files are left alone.
 
-Exit status: the job's (mpiexec's); 1 when mpiexec said 0 but a rank did
+Exit status: the job's (mpiexec's: for a rank killed by signal N, MPICH's
+hydra gives N, Open MPI's 128 + N); 1 when mpiexec said 0 but a rank did
 not end normally; 128 + N when ended by signal N; 2 when the job could not
 be started (bad options, no mpiexec or mpi4py).
 
@@ -603,7 +607,7 @@ def _ranks(ranks):
 
 def _explain_unfinished(unfinished, rc, status):
     """The paragraph for stderr about ranks that ended without a normal Python exit
-    in a job mpiexec reports as ``rc``."""
+    in a job mpiexec reports as ``rc`` (its exit status being ``status``)."""
     exited = {r: c for r, c in unfinished.items() if c is not None}
     others = [r for r in unfinished if r not in exited]
     parts = [f"{_PROG}: rank {r} ended abnormally: it called os._exit({c}) before the job "
@@ -616,8 +620,9 @@ def _explain_unfinished(unfinished, rc, status):
         parts.append(f"{_PROG}: {_ranks(others)} ended abnormally: without a normal Python "
                      "exit (os._exit, a C-level exit() or a crash that mpiexec did not "
                      "report), before the job finished.")
-    parts.append(f"mpiexec reported exit status {rc}, but the job did not finish "
-                 f"(exit status {status}).")
+    if rc == 0:
+        parts.append(f"mpiexec reported exit status {rc}, but the job did not finish "
+                     f"(exit status {status}).")
     return " ".join(parts)
 
 
@@ -629,8 +634,21 @@ def _signame(signum):
         return f"signal {signum}"
 
 
-def _explain(status, rc, signum, timeout, elapsed, overran):
-    """The paragraph for stderr about a job that did not end with status 0."""
+# how each flavour's mpiexec names the rank that failed a job
+_NOTICE = {"mpich": "mpiexec's 'BAD TERMINATION' notice",
+           "openmpi": "mpiexec's notice ('mpiexec noticed that process rank N ...')"}
+
+
+def _killed_by(rc, flavour):
+    """The signal whose killing of a rank ``flavour``'s mpiexec reports as status
+    ``rc`` (hydra: the signal's number; Open MPI: 128 + it); None when there is none."""
+    found = [s for s in _KILL_SIGNALS if _flavours.killed_status(flavour, s) == rc]
+    return found[0] if found else None
+
+
+def _explain(status, rc, signum, timeout, elapsed, overran, flavour="mpich"):
+    """The paragraph for stderr about a job that did not end with status 0, run by
+    ``flavour``'s mpiexec."""
     if signum is not None:
         return (f"{_PROG}: stopped the job on {_signame(signum)}: the signal "
                 f"went to mpiexec, which ends every rank (exit status {status}).")
@@ -644,14 +662,14 @@ def _explain(status, rc, signum, timeout, elapsed, overran):
         return (f"{_PROG}: the job ran past --timeout {timeout} s, so it was ended: "
                 f"mpiexec stopped every rank (exit status {status}). Look above "
                 "for a rank that stalled, or raise --timeout if the job needs longer.")
-    why = ""
-    if rc in _KILL_SIGNALS:
-        why = f"; {rc} is also how mpiexec reports a rank killed by {_signame(rc)}"
+    why, killed = "", _killed_by(rc, flavour)
+    if killed is not None:
+        why = f"; {rc} is also how mpiexec reports a rank killed by {_signame(killed)}"
     return (f"{_PROG}: the job failed with exit status {status} and was ended: when a rank "
             "raises an uncaught exception (python -m mpi4py then calls MPI_Abort), exits "
             "with a non-zero status or is killed, mpiexec stops every other rank "
             "(or mpiexec could not start the ranks at all). The rank's traceback or "
-            f"mpiexec's 'BAD TERMINATION' notice above says which rank{why}.")
+            f"{_NOTICE.get(flavour, _NOTICE['mpich'])} above says which rank{why}.")
 
 
 def _converted_hostfile(hostfile):
@@ -760,12 +778,17 @@ def _run(command, timeout, reports, stdin, stdout, stderr, flavour="mpich"):
         # was ended, whatever mpiexec says, so it fails as a timeout normally does
         status = rc = TIMEOUT_STATUS if flavour == "mpich" else \
             _flavours.TIMEOUT_STATUS[flavour]
+    unfinished = _unfinished_ranks(reports)
     if status:
-        print(_explain(status, rc, forwarder.signum, timeout, elapsed, overran),
+        print(_explain(status, rc, forwarder.signum, timeout, elapsed, overran, flavour),
               file=sys.stderr, flush=True)
+        # Open MPI fails a job whose rank left by os._exit (without MPI_Finalize) itself;
+        # the reports still say which rank did, and with what status
+        exited = {r: c for r, c in unfinished.items() if c is not None}
+        if exited and forwarder.signum is None:
+            print(_explain_unfinished(exited, rc, status), file=sys.stderr, flush=True)
         return status
     # hydra reports 0 for a rank that left by os._exit(0), even after killing the others
-    unfinished = _unfinished_ranks(reports)
     if unfinished:
         status = ABNORMAL_STATUS
         print(_explain_unfinished(unfinished, rc, status), file=sys.stderr, flush=True)

@@ -20,15 +20,17 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["FLAVOURS", "TIMEOUT_STATUS", "SHM_PATTERNS", "flavour_of", "probe_mpiexec",
-           "probe_mpi4py", "launcher_args", "env_args", "root_args", "openmpi_hostfile"]
+__all__ = ["FLAVOURS", "TIMEOUT_STATUS", "SHM_PATTERNS", "SHM_PATTERN", "flavour_of",
+           "killed_status", "probe_mpiexec", "probe_mpi4py", "launcher_args", "env_args",
+           "root_args", "openmpi_hostfile"]
 
 FLAVOURS = ("mpich", "openmpi")
 # the status mpiexec exits with for a job ended by MPIEXEC_TIMEOUT: hydra's 255,
 # orterun's ETIMEDOUT (orte_timeout_wakeup)
 TIMEOUT_STATUS = {"mpich": 255, "openmpi": errno.ETIMEDOUT}
 # shared memory an aborted job may leave: MPICH's, Open MPI 4's vader BTL's
-SHM_PATTERNS = ("/dev/shm/mpich_shm_*", "/dev/shm/vader_segment.*")
+SHM_PATTERN = {"mpich": "/dev/shm/mpich_shm_*", "openmpi": "/dev/shm/vader_segment.*"}
+SHM_PATTERNS = tuple(SHM_PATTERN[f] for f in FLAVOURS)
 PROBE_TIMEOUT = 10.0    # seconds `mpiexec --version` or the mpi4py probe may take
 
 _OPENMPI = re.compile(r"Open MPI|OpenRTE|open-mpi\.org|Open RTE|PRRTE")
@@ -47,6 +49,16 @@ def flavour_of(text):
     if _MPICH.search(text):
         return "mpich"
     return None
+
+
+def killed_status(flavour, signum):
+    """The exit status ``mpiexec`` of ``flavour`` gives a job one of whose ranks was
+    killed by signal ``signum``: hydra's is the signal's number (9 for SIGKILL),
+    orterun's 128 + it (137), as a shell reports a killed command."""
+    if flavour not in FLAVOURS:
+        raise ValueError(f"killed_status: flavour must be one of {', '.join(FLAVOURS)}; "
+                         f"got {flavour!r}")
+    return 128 + int(signum) if flavour == "openmpi" else int(signum)
 
 
 def _output(argv, timeout):

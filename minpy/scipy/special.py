@@ -164,7 +164,7 @@ yv = _fn("yv", "Bessel function of the second kind of real order v.", _V,
          "(yv(v - 1, z) - yv(v + 1, z)) / 2 with respect to z.")
 yn = _fn("yn", "Bessel function of the second kind of integer order n.",
          ["n: array_like of integers (no gradient).", "x: array_like; broadcasts with n."],
-         "(yn(n - 1, x) - yn(n + 1, x)) / 2 with respect to x.")
+         "n / x * yn(n, x) - yn(n + 1, x) with respect to x.")
 k0 = _fn("k0", "Modified Bessel function of the second kind of order 0.", _X, "-k1(x).")
 k1 = _fn("k1", "Modified Bessel function of the second kind of order 1.", _X,
          "-(k0(x) + kv(2, x)) / 2.")
@@ -363,8 +363,8 @@ defvjp(jv._prim, None, _partial(lambda ans, v, z: 0.5 * (jv(v - 1, z) - jv(v + 1
 _unary(y0, lambda ans, x: -y1(x))
 _unary(y1, lambda ans, x: 0.5 * (y0(x) - yv(2, x)))
 defvjp(yv._prim, None, _partial(lambda ans, v, z: 0.5 * (yv(v - 1, z) - yv(v + 1, z)), 1))
-defvjp(yn._prim, nograd(0),
-       _partial(lambda ans, n, x: 0.5 * (yn(n - 1, x) - yn(n + 1, x)), 1))
+# Y_n' = (n / x) Y_n - Y_{n+1}: no negative order (CUDA's yn is NaN for n < 0)
+defvjp(yn._prim, nograd(0), _partial(lambda ans, n, x: n / x * ans - yn(n + 1, x), 1))
 _unary(k0, lambda ans, x: -k1(x))
 _unary(k1, lambda ans, x: -0.5 * (k0(x) + kv(2, x)))
 _unary(k0e, lambda ans, x: ans - k1e(x))

@@ -264,6 +264,32 @@ def test_interrupted_values_raise_when_read():
     assert dt < 2.0
 
 
+# The kernel may hand a process's SIGINT to any thread that does not block it. Python
+# then runs the handler in the main thread only when that thread next runs bytecode; a
+# main thread blocked in a lock wait is not woken (no EINTR reaches it). On the GPU
+# machine, with CuPy (and CUDA's threads) loaded, Ctrl-C during waitall took the whole
+# chain (12.0 s), and a throttled push until the engine's low-water wake-up (7.1 s).
+# Here the main thread blocks SIGINT so that a helper thread takes it.
+ELSEWHERE = textwrap.dedent("""
+    import signal, threading, time
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+""")
+
+
+@pytest.mark.parametrize("wait", ["waitall", "read", "throttled"])
+def test_sigint_taken_by_another_thread_still_interrupts_the_wait(wait):
+    env = {"MINPY_ENGINE_MAX_INFLIGHT": "70"} if wait == "throttled" else None
+    code = ELSEWHERE + CHAIN + {
+        "waitall": "mp.waitall()\n",
+        "read": "x.asnumpy()\n",
+        "throttled": "for i in range(200):\n"
+                     "    async_work.push(lambda: time.sleep(0.2), writes=[x])\n"}[wait]
+    dt, rc, _, err = _interrupt_and_time(code, env)
+    assert "KeyboardInterrupt" in err and rc != 0, err
+    assert dt < 2.0, f"exit took {dt:.1f} s after SIGINT"
+
+
 def test_uncaught_error_at_exit_does_not_drain_the_backlog():
     code = CHAIN + "raise SystemError('script failed')\n"
     t0 = time.monotonic()

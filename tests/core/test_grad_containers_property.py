@@ -131,3 +131,20 @@ def test_grad_of_programs_over_containers_matches_finite_differences(prog):
     for gl, fd in zip(got, _fd(steps, x)):
         numpy.testing.assert_allclose(numpy.asarray(gl.asnumpy() if isinstance(gl, minpy.Array)
                                                     else gl), fd, rtol=1e-5, atol=1e-6)
+
+
+def test_a_list_of_device_arrays_and_floats_is_one_device_operand():
+    """A ufunc operand listing device arrays and Python numbers is stacked on the device
+    (CuPy's asarray takes only lists of device arrays of one shape), value and grad."""
+    from _standin import installed
+    with installed():
+        u = minpy.array([0.5, -1.0, 2.0]).copyto(minpy.gpu(0))
+        got = minpy.square([u, [1.0, 2.0, 3.0], u * 2])
+        assert got.context == minpy.gpu(0)
+        numpy.testing.assert_array_equal(got.asnumpy(), numpy.square(
+            [[0.5, -1.0, 2.0], [1.0, 2.0, 3.0], [1.0, -2.0, 4.0]]))
+        s = minpy.add([u[0], 1.5], 1)
+        assert s.context == minpy.gpu(0) and s.dtype == numpy.float64
+        numpy.testing.assert_array_equal(s.asnumpy(), [1.5, 2.5])
+        g = minpy.grad(lambda v: minpy.sum(minpy.square([v[0], 1.5])))(u)
+        numpy.testing.assert_allclose(g.asnumpy(), [1.0, 0.0, 0.0])

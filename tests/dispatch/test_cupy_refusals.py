@@ -7,6 +7,7 @@ too (no fallback); CuPy's error under policy 'only_gpu'. Also: astype(casting=) 
 on the device (checked as NumPy does), and linalg runs under CuPy's
 ``errstate(linalg='raise')`` so a singular matrix raises LinAlgError.
 """
+import importlib
 import sys
 import types
 import warnings
@@ -261,7 +262,15 @@ def test_cupy_backend_runs_linalg_under_errstate_raise(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     monkeypatch.delitem(sys.modules, "minpy.dispatch.cupy_backend", raising=False)
-    from minpy.dispatch import cupy_backend
+    # where the real CuPy backend was imported (MINPY_TEST_DEVICE=cupy), the package holds
+    # it as an attribute, which ``from minpy.dispatch import cupy_backend`` would return
+    # without importing: stand for it here too, so the test is the same on the CPU
+    monkeypatch.setattr(minpy.dispatch, "cupy_backend", types.ModuleType("real_backend"),
+                        raising=False)
+    # import_module reads sys.modules only: the module is run anew over the fake cupy
+    # (and bound to the package, which monkeypatch restores)
+    cupy_backend = importlib.import_module("minpy.dispatch.cupy_backend")
+    assert cupy_backend.cupy is cupy
     try:
         b = cupy_backend.CupyBackend()
         assert b.lookup("linalg.inv") is b.lookup("linalg.inv")       # cached

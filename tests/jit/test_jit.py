@@ -22,6 +22,7 @@ from minpy.jit import fuse as jit_fuse
 from minpy.jit.api import JitTraceError
 
 from _host import host
+from _strategies import gpu_tolerance, on_real_gpu
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "examples"))
 
@@ -667,7 +668,13 @@ def test_keepdims_reduction_then_reshape_is_one_reduction():
         for _ in range(2):
             got = jf(np.array(a))
             assert got.shape == want.shape
-            numpy.testing.assert_array_equal(host(got), want)
+            if got.context.device_type != "cpu" and on_real_gpu():
+                # CuPy's reduction sums the 15 elements in another order than NumPy's
+                # pairwise sum: an ulp apart (seen on an H200); the fold itself is exact
+                rtol, atol = gpu_tolerance(want, 0, 0)
+                numpy.testing.assert_allclose(host(got), want, rtol=rtol, atol=atol)
+            else:
+                numpy.testing.assert_array_equal(host(got), want)
         prog = jf.programs()[0]
         if _on_host(prog):
             assert prog.step_names.count("reshape") == 1 - folds, prog.step_names

@@ -1,8 +1,8 @@
-"""dist_sync on real MPI jobs (mpiexec, 2 and 4 ranks, each under a hard timeout):
-data-parallel training equals one process training on the whole batches."""
+"""dist_sync on real MPI jobs (MPICH or Open MPI, 2 to 5 ranks, each started by
+python -m minpy.kvstore.launch under a hard timeout): data-parallel training equals
+one process training on the whole batches."""
 import importlib.util
 import os
-import shutil
 import sys
 
 import numpy
@@ -11,14 +11,12 @@ import pytest
 import minpy
 import minpy as np
 import minpy.nn  # noqa: F401
-from _jobs import run_mpi
+from _jobs import MPIEXEC, needs_mpi, run_mpi
 from minpy.kvstore import compression
 
-pytest.importorskip("mpi4py", reason='dist_sync needs pip install mpi4py mpich')
-MPIEXEC = shutil.which("mpiexec")
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
-pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec on PATH")
+pytestmark = needs_mpi
 
 
 def _worker_module():
@@ -30,8 +28,9 @@ def _worker_module():
 
 
 def run_job(n, script, *args, timeout=120, env=None):
-    """Run ``tests/mpi_jobs/script`` on ``n`` ranks; the job is killed (and the test
-    fails) past ``timeout`` seconds."""
+    """Run ``tests/mpi_jobs/script`` on ``n`` ranks (the last ``MINPY_KVSTORE_SERVERS``
+    of them servers) through the launcher; the job is ended (and the test fails) past
+    ``timeout`` seconds."""
     return run_mpi(MPIEXEC, n, os.path.join(HERE, "mpi_jobs", script), *args,
                    timeout=timeout, env=env)
 

@@ -1,6 +1,6 @@
 """python -m minpy.kvstore.launch: the command lines it builds (local, mpi, ssh), its checks and
-errors, and real jobs on this machine (each under a hard timeout, MPICH's leftover
-shared-memory files removed): roles, exit status, a rank that raises or is killed,
+errors, and real jobs on this machine, MPICH's or Open MPI's (each under a hard timeout,
+leftover shared-memory files removed): roles, exit status, a rank that raises or is killed,
 --timeout, and SIGTERM/SIGINT to the launcher."""
 import glob
 import importlib.util
@@ -18,7 +18,7 @@ import pytest
 
 from minpy.kvstore import launch as ml
 
-from _jobs import needs_mpi
+from _jobs import mpi_flavour, needs_mpi
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
@@ -27,13 +27,22 @@ INSTALL = r'pip install mpi4py mpich'
 
 
 
+SHM_PREFIXES = tuple(pattern.rstrip("*") for pattern in ml.SHM_PATTERNS)
+
+
+def _shm_files():
+    """MPI's shared-memory files in /dev/shm (MPICH's and Open MPI's, ml.SHM_PATTERNS)."""
+    return {path for pattern in ml.SHM_PATTERNS for path in glob.glob(pattern)}
+
+
 def _mapped_shm():
-    """The /dev/shm/mpich_shm_* files some process has mapped: a running job's."""
+    """The MPI shared-memory files some process has mapped: a running job's."""
     mapped = set()
     for maps in glob.glob("/proc/[0-9]*/maps"):
         try:
             with open(maps) as f:
-                mapped.update(line.split()[-1] for line in f if "/dev/shm/mpich_shm_" in line)
+                mapped.update(line.split()[-1] for line in f
+                              if any(prefix in line for prefix in SHM_PREFIXES))
         except OSError:
             pass
     return mapped
@@ -41,12 +50,12 @@ def _mapped_shm():
 
 @pytest.fixture
 def shm():
-    """Remove the /dev/shm/mpich_shm_* files a test's jobs leave (MPICH leaves them
-    when a job is aborted); files some process still maps belong to a job running
-    beside this test and stay."""
-    before = set(glob.glob("/dev/shm/mpich_shm_*"))
+    """Remove the MPI shared-memory files a test's jobs leave (MPICH's mpich_shm_*,
+    Open MPI's vader_segment.*; an aborted job may leave them); files some process
+    still maps belong to a job running beside this test and stay."""
+    before = _shm_files()
     yield
-    for f in set(glob.glob("/dev/shm/mpich_shm_*")) - before - _mapped_shm():
+    for f in _shm_files() - before - _mapped_shm():
         try:
             os.remove(f)
         except OSError:
@@ -366,8 +375,11 @@ def test_a_rank_that_raises_ends_the_job(shm):
 @needs_mpi
 def test_a_killed_rank_ends_the_job_at_once(shm):
     status, out, err, took = run_launcher("-n", "2", "--timeout", "30", JOB, "kill")
-    assert status == 9, out + err
-    assert "9 is also how mpiexec reports a rank killed by SIGKILL" in err
+    # the job's status is mpiexec's: hydra's is the signal's number (9), Open MPI's
+    # 128 + it (137); the launcher says which signal that status may stand for
+    killed = {"mpich": 9, "openmpi": 137}[mpi_flavour()]
+    assert status == killed, out + err
+    assert f"{killed} is also how mpiexec reports a rank killed by SIGKILL" in err
     assert "NOT ENDED" not in out and took < 10
 
 

@@ -4,6 +4,7 @@ lines for Open MPI, and stand-in Open MPI mpiexecs (no Open MPI needed here)."""
 import errno
 import os
 import shlex
+import signal
 import subprocess
 import sys
 
@@ -221,3 +222,34 @@ def test_a_rank_under_open_mpi_reports_to_the_watch(tmp_path):
 def test_open_mpi_shared_memory_is_watched_too():
     assert "/dev/shm/vader_segment.*" in ml.SHM_PATTERNS
     assert "/dev/shm/mpich_shm_*" in ml.SHM_PATTERNS
+
+
+def test_each_flavour_reports_a_killed_rank_with_its_own_status():
+    """Hydra's mpiexec exits with the signal's number, Open MPI's with 128 + it; the
+    launcher's note on a failed job reads the status as its flavour's mpiexec meant it."""
+    assert mf.killed_status("mpich", signal.SIGKILL) == 9
+    assert mf.killed_status("openmpi", signal.SIGKILL) == 137
+    with pytest.raises(ValueError, match="killed_status: flavour must be one of"):
+        mf.killed_status("lam", 9)
+    note = "is also how mpiexec reports a rank killed by SIGKILL"
+    assert f"9 {note}" in ml._explain(9, 9, None, None, 0.1, False, "mpich")
+    assert note not in ml._explain(9, 9, None, None, 0.1, False, "openmpi")   # sys.exit(9)
+    assert f"137 {note}" in ml._explain(137, 137, None, None, 0.1, False, "openmpi")
+    assert note not in ml._explain(137, 137, None, None, 0.1, False, "mpich")
+    assert "'BAD TERMINATION'" in ml._explain(1, 1, None, None, 0.1, False, "mpich")
+    assert "mpiexec noticed that process rank" in \
+        ml._explain(1, 1, None, None, 0.1, False, "openmpi")
+
+
+def test_a_rank_that_left_by_os_exit_is_named_when_mpiexec_failed_the_job(tmp_path):
+    """Open MPI's mpiexec fails a job (status 1) whose rank called os._exit(0) without
+    MPI_Finalize; the reports still name that rank, and only it."""
+    for rank in range(3):
+        (tmp_path / f"start-{rank}").write_text(f"{1000 + rank}\n")
+    (tmp_path / "exit-1").write_text("0\n")
+    message = ml._explain_unfinished(
+        {r: c for r, c in ml._unfinished_ranks(str(tmp_path)).items() if c is not None}, 1, 1)
+    assert message.startswith("minpy.kvstore.launch: rank 1 ended abnormally: it called "
+                              "os._exit(0)")
+    assert "rank 0" not in message and "rank 2" not in message
+    assert "mpiexec reported exit status" not in message      # its status stands

@@ -4,7 +4,6 @@ an independent single-process, single-context run of the same training."""
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 import types
@@ -23,7 +22,7 @@ from minpy.nn.model import ModelBase, SymbolModel
 from minpy.nn.solver import Callback, Solver, StopTraining
 import minpy.symbol as sym
 
-from _jobs import run_mpi
+from _jobs import MPIEXEC, run_mpi
 from _standin import installed           # the strict stand-in GPU of the dispatch tests
 from test_io import _epochs
 
@@ -512,11 +511,9 @@ def _one_process_reference(example, epochs):
 
 
 def test_train_dist_example_on_two_mpi_workers_learns_as_one_process(tmp_path, monkeypatch):
-    pytest.importorskip("mpi4py", reason='dist_sync needs pip install mpi4py mpich')
-    mpiexec = shutil.which("mpiexec")
-    if mpiexec is None:
-        pytest.skip("no mpiexec on PATH")
-    job = run_mpi(mpiexec, 2, EXAMPLE, "--quick", "--save", "dist.params", timeout=60,
+    if MPIEXEC is None or importlib.util.find_spec("mpi4py") is None:
+        pytest.skip("dist_sync needs an MPI and mpi4py: pip install mpi4py mpich")
+    job = run_mpi(MPIEXEC, 2, EXAMPLE, "--quick", "--save", "dist.params", timeout=60,
                   env={"MINPY_KVSTORE_SERVERS": "0"}, cwd=str(tmp_path))
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))

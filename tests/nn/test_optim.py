@@ -132,6 +132,28 @@ def test_fused_numpy_and_functional_agree_to_the_bit(rule, options, threads, mon
         numpy.testing.assert_array_equal(a, _host(fw[i]))
 
 
+@pytest.mark.parametrize("rule", ["rmsprop", "adagrad", "adam", "adamw"])
+def test_functional_rules_agree_with_the_fused_step_when_pow_is_inexact(
+        rule, standin_gpu, monkeypatch):
+    """A device's pow is not correctly rounded: CuPy's float32 ``g ** 2`` is CUDA's
+    ``powf(g, 2.0f)``, an ulp off ``g * g`` for ~2% of values on an H200, where NumPy's
+    ``**`` squares. The fused kernels square by multiplying, so the functional rules must
+    too to agree with them to the bit. The stand-in's power is made one ulp high here."""
+    exact = numpy.power
+    monkeypatch.setattr(numpy, "power",
+                        lambda *a, **k: numpy.nextafter(exact(*a, **k), numpy.inf))
+    rng = numpy.random.default_rng(5)
+    w0, gs = rng.standard_normal(64).astype(numpy.float32), _grads(rng, [(64,)], numpy.float32, 2)
+    with minpy.gpu(0):
+        opt = optim.create(rule, learning_rate=0.02, backend="numpy")
+        params, fw, cfg = {"w": minpy.array(w0)}, minpy.array(w0), {"learning_rate": 0.02}
+        for (g,) in gs:
+            opt.step(params, {"w": minpy.array(g)})
+            fw, cfg = getattr(optim, rule)(fw, minpy.array(g), cfg)
+        assert standin_gpu.owns(fw._data) and standin_gpu.owns(params["w"]._data)
+    numpy.testing.assert_array_equal(_host(params["w"]), _host(fw))
+
+
 @pytest.mark.skipif(not HAS_NUMBA, reason="numba not installed")
 def test_numba_plan_checks_what_its_kernel_reads():
     w, s = numpy.ones(5, numpy.float32), numpy.zeros(5, numpy.float32)

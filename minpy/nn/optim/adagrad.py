@@ -27,7 +27,7 @@ class AdaGrad(Optimizer):
     @classmethod
     def rule(cls, xp, hp, w, g, state, lr, wd, t):
         """``cache += g**2`` and RMSProp's step (see Optimizer.rule)."""
-        cache = state["cache"] + g ** 2
+        cache = state["cache"] + g * g     # not g ** 2: a device's pow is inexact
         return scaled_step(xp, w, lr, g, cache, hp["epsilon"]), {"cache": cache}
 
     def _kind(self):

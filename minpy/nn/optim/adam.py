@@ -34,7 +34,7 @@ class Adam(Optimizer):
         weights decayed first where ``decay_at == 'rule'`` (see Optimizer.rule)."""
         b1, b2 = hp["beta1"], hp["beta2"]
         m = b1 * state["m"] + (1 - b1) * g
-        v = b2 * state["v"] + (1 - b2) * (g ** 2)
+        v = b2 * state["v"] + (1 - b2) * (g * g)     # not g ** 2: a device's pow is inexact
         if cls.decay_at == "rule" and wd:
             w = w * (1 - lr * wd)
         m_hat = m / (1 - b1 ** t)

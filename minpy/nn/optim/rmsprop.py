@@ -29,7 +29,8 @@ class RMSProp(Optimizer):
     def rule(cls, xp, hp, w, g, state, lr, wd, t):
         """``cache = decay_rate*cache + (1-decay_rate)*g**2`` (see Optimizer.rule)."""
         dr = hp["decay_rate"]
-        cache = state["cache"] * dr + g ** 2 * (1 - dr)
+        # g * g, not g ** 2: a device's pow is not correctly rounded (CuPy's is powf)
+        cache = state["cache"] * dr + g * g * (1 - dr)
         return scaled_step(xp, w, lr, g, cache, hp["epsilon"]), {"cache": cache}
 
     def _kind(self):
