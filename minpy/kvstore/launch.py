@@ -86,11 +86,9 @@ returns the exit status; ``build_command`` gives the command line without
 running it (``--dry-run`` prints it).
 """
 import argparse
-import atexit
 import glob
 import importlib.util
 import os
-import runpy
 import shlex
 import shutil
 import signal
@@ -102,6 +100,8 @@ import time
 from typing import NamedTuple
 
 from . import mpi_flavours as _flavours
+from .rank_watch import (REPORTS_VARIABLE, _PROG, _RANK_FLAG, _mapped_shm, _ranks,
+                         _reported_shm, _unfinished_ranks, run_rank)
 
 __all__ = ["LaunchError", "Command", "LAUNCHERS", "FLAVOURS", "rank_environment",
            "build_command", "find_mpiexec", "check_mpi4py", "mpi_flavour", "launch",
@@ -115,12 +115,9 @@ KILL_GRACE = 5.0        # seconds between a forwarded signal and killing what is
 TIMEOUT_STATUS = _flavours.TIMEOUT_STATUS["mpich"]  # hydra's status for a timed-out job
 TIMEOUT_GRACE = 10.0    # seconds mpiexec may overrun --timeout before the launcher steps in
 ABNORMAL_STATUS = 1     # a job mpiexec says ended well (0) but in which a rank did not finish
-REPORTS_VARIABLE = "MINPY_LAUNCH_REPORTS"   # the folder where watched ranks report
 SHM_PATTERNS = _flavours.SHM_PATTERNS      # MPI's shared memory; an aborted job leaves it
 SHM_ATTRIBUTE_S = 1.0   # seconds a new segment may go unmapped by the job before it is foreign
-_RANK_FLAG = "--rank"   # python -m minpy.kvstore.launch --rank script args: one watched rank
 _POLL = 0.1             # seconds between checks on a running job
-_PROG = "minpy.kvstore.launch"
 # signals that kill a rank; mpiexec reports such a rank with the signal's number
 _KILL_SIGNALS = frozenset(int(s) for s in (signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV,
                                            signal.SIGABRT, signal.SIGBUS, signal.SIGFPE,
@@ -450,159 +447,6 @@ class _SharedMemory:
             except OSError as e:
                 print(f"{_PROG}: could not remove the job's shared memory {path}: {e}",
                       file=sys.stderr, flush=True)
-
-
-def _mapped_shm(pids):
-    """The MPI shared-memory files the processes ``pids`` map (from /proc)."""
-    prefixes = tuple(pattern.rstrip("*") for pattern in SHM_PATTERNS)
-    mapped = set()
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/maps") as f:
-                for line in f:
-                    if any(prefix in line for prefix in prefixes):
-                        path = line.split(maxsplit=5)[-1].strip()
-                        mapped.add(path.removesuffix(" (deleted)"))
-        except OSError:
-            pass
-    return mapped
-
-
-# ---- watched ranks: did each end with a normal Python exit? -----------------------------
-
-def _write_report(path, text, mode="w"):
-    """Write (or with mode "a" append) ``text`` to ``path``; nothing when the folder is
-    not there (a rank on another host without a shared file system: the launcher
-    cannot watch it)."""
-    try:
-        with open(path, mode) as f:
-            f.write(text)
-    except OSError:
-        pass
-
-
-class _AfterImport:
-    """A meta path finder that runs ``then()`` right after the module ``name`` has been
-    imported (once), by wrapping the loader the other finders give it."""
-
-    def __init__(self, name, then):
-        self.name, self.then = name, then
-
-    def find_spec(self, fullname, path=None, target=None):
-        """The usual spec of ``name``, with a loader that calls ``then`` after it."""
-        if fullname != self.name:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _ThenLoader(spec.loader, self.then)
-        return spec
-
-
-class _ThenLoader:
-    """``loader``, calling ``then()`` once the module is executed."""
-
-    def __init__(self, loader, then):
-        self._loader, self._then = loader, then
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        self._then()
-
-
-def run_rank(argv):
-    """Run ``argv`` (script, args...) as this rank's ``__main__``, as ``python -m mpi4py
-    script args`` does, and report in the folder ``$MINPY_LAUNCH_REPORTS``:
-    ``start-RANK`` now, ``done-RANK`` at a normal interpreter exit (atexit: after the
-    script returns, raises or calls sys.exit), ``exit-RANK`` (the status) when the
-    process calls ``os._exit``, which skips atexit, the flushing of output and
-    MPI_Finalize. What a forked child of the rank does is not reported."""
-    if not argv:
-        raise SystemExit(f"python -m {_PROG} {_RANK_FLAG}: give the script to run")
-    folder = os.environ.get(REPORTS_VARIABLE)
-    # PMI_RANK: MPICH's hydra sets it; OMPI_COMM_WORLD_RANK: Open MPI's mpiexec
-    rank = os.environ.get("PMI_RANK", os.environ.get("OMPI_COMM_WORLD_RANK"))
-    if folder and rank is not None:
-        pid, real_exit = os.getpid(), os._exit
-
-        def report(kind, text="", mode="w"):
-            if os.getpid() == pid:
-                _write_report(os.path.join(folder, f"{kind}-{rank}"), text, mode)
-
-        def report_shm():
-            report("shm", "".join(f"{p}\n" for p in sorted(_mapped_shm([pid]))), "a")
-
-        def report_done():
-            report_shm()
-            report("done")
-
-        def reporting_exit(status):
-            report_shm()
-            report("exit", f"{status}\n")
-            real_exit(status)
-
-        report("start", f"{pid}\n")
-        atexit.register(report_done)
-        os._exit = reporting_exit
-        # MPI_Init (importing mpi4py.MPI) maps the job's shared memory: name it then,
-        # for the launcher to remove should the job be killed before it is polled
-        if "mpi4py.MPI" in sys.modules:
-            report_shm()
-        else:
-            sys.meta_path.insert(0, _AfterImport("mpi4py.MPI", report_shm))
-    script = argv[0]
-    sys.argv[:] = list(argv)
-    if not getattr(sys.flags, "isolated", 0):
-        sys.path[0] = os.path.realpath(os.path.dirname(script))
-    runpy.run_path(script, run_name="__main__")
-    return 0
-
-
-def _unfinished_ranks(folder):
-    """{rank: the status it passed to os._exit, or None} for the ranks that reported
-    their start in ``folder`` but no normal exit, in rank order."""
-    try:
-        names = set(os.listdir(folder))
-    except OSError:
-        return {}
-    found = {}
-    for name in names:
-        rank = name.removeprefix("start-")
-        if rank == name or not rank.isdigit() or f"done-{rank}" in names:
-            continue
-        status = None
-        if f"exit-{rank}" in names:
-            try:
-                with open(os.path.join(folder, f"exit-{rank}")) as f:
-                    status = int(f.read())
-            except (OSError, ValueError):
-                pass
-        found[int(rank)] = status
-    return dict(sorted(found.items()))
-
-
-def _reported_shm(folder):
-    """The shared-memory files the ranks reported mapping in ``folder``."""
-    paths = set()
-    for path in glob.glob(os.path.join(glob.escape(folder), "shm-*")):
-        try:
-            with open(path) as f:
-                paths.update(line.strip() for line in f if line.strip())
-        except OSError:
-            pass
-    return paths
-
-
-def _ranks(ranks):
-    """``rank 3`` or ``ranks 0, 2``."""
-    ranks = list(ranks)
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
 
 
 def _explain_unfinished(unfinished, rc, status):

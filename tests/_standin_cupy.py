@@ -1,0 +1,270 @@
+"""Where the stand-in GPU answers as CuPy 14 does rather than as NumPy (seen on an H200
+or read in CuPy's source): unordered repeated-index writes, in-place weighted polyfit,
+reductions' errors, complex cond, cuFFT's errors, the refusals CuPy raises, linalg's
+silent singular matrices unless ``errstate(linalg='raise')``, integer power and shifts.
+See :mod:`_standin`."""
+import contextlib
+
+import numpy
+
+from _standin_array import HostConversionError, StandinArray, _first_write_wins, _inputs, _tls
+
+
+def _put_first_wins(a, ind, v, mode="raise"):
+    """``numpy.put`` with CuPy's unordered repeated writes (the first one kept here)."""
+    flat = numpy.arange(a.size, dtype=numpy.intp)
+    sel = numpy.take(flat, numpy.asarray(ind).reshape(-1), mode=mode)
+    vals = numpy.resize(numpy.asarray(v).reshape(-1), sel.size)
+    _first_write_wins(a, numpy.unravel_index(sel, a.shape), vals)
+
+
+def _put_along_axis_first_wins(arr, indices, values, axis):
+    """``numpy.put_along_axis`` with CuPy's unordered repeated writes (the first kept)."""
+    ids = numpy.arange(arr.size, dtype=numpy.intp).reshape(arr.shape)
+    if axis is None:
+        ids, axis = ids.reshape(-1), 0
+    sel = numpy.take_along_axis(ids, indices, axis)
+    _first_write_wins(arr, numpy.unravel_index(sel, arr.shape), values)
+
+
+def _polyfit_scaling_y(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """``numpy.polyfit`` that, as CuPy 14's, scales a float64 ``y`` by ``w`` in place
+    (its ``rhs = y; rhs *= w``)."""
+    r = numpy.polyfit(x, y, deg, rcond, full, w, cov)
+    if w is not None and isinstance(y, numpy.ndarray) and y.dtype == numpy.float64:
+        y *= numpy.asarray(w) if y.ndim == 1 else numpy.asarray(w)[:, None]
+    return r
+
+
+class CompileException(Exception):
+    """The stand-in for cupy.cuda.compiler.CompileException (no refusal of minpy's)."""
+
+
+def _cupy_reduction(name, fn):
+    """``fn`` answering as CuPy 14's reduction ``name`` where NumPy raises or differs (seen
+    on a real GPU): IndexError for an axis out of range (std, var, nanmedian), argmax of a
+    tuple axis, no error on an empty min/max, 0 for nanvar/nanstd of nothing, keepdims
+    of a 0-d median, percentile of bool, a compile error for complex percentile."""
+    def call(a, *args, **kwargs):
+        a = numpy.asarray(a)
+        axis = args[0] if args and name not in _QUANTILES else kwargs.get("axis")
+        if isinstance(axis, int) and not -a.ndim <= axis < max(a.ndim, 1) and name in (
+                "std", "var", "nanmedian"):
+            raise IndexError("tuple index out of range")
+        if name == "argmax" and isinstance(axis, tuple):
+            return fn(a)
+        if name in _QUANTILES:
+            if a.dtype.kind == "c":
+                raise CompileException("no operator \"<\" matches these operands")
+            if a.dtype.kind == "b":
+                a = a.astype(numpy.float64)
+        try:
+            with numpy.errstate(all="ignore"):
+                r = fn(a, *args, **kwargs)
+        except ValueError as e:
+            if "zero-size" not in str(e):
+                raise
+            kw = {k: v for k, v in kwargs.items() if k in ("axis", "keepdims")}
+            return numpy.sum(numpy.zeros(a.shape, a.dtype), *args[:1], **kw).astype(a.dtype)
+        if name in ("nanvar", "nanstd") and a.size == 0:
+            r = numpy.zeros_like(r)
+        if name == "median" and a.ndim == 0 and kwargs.get("keepdims"):
+            r = numpy.reshape(r, (1,))
+        return r
+    return call
+
+
+_QUANTILES = ("percentile", "quantile")
+
+
+def _complex_cond(x, p=None):
+    """CuPy 14's linalg.cond: complex for a complex matrix unless ``p`` is None or +-2."""
+    r = numpy.linalg.cond(x, p)
+    if numpy.asarray(x).dtype.kind == "c" and p is not None and p not in (2, -2):
+        return numpy.asarray(r).astype(numpy.asarray(x).dtype)
+    return r
+
+
+class CuFFTError(RuntimeError):
+    """The stand-in for cupy.cuda.cufft.CuFFTError."""
+
+
+def _cufft(fn):
+    """``fn`` (an inverse real FFT) raising cuFFT's error where its output is empty."""
+    def call(a, *args, **kwargs):
+        size = args[0] if args else kwargs.get("n", kwargs.get("s"))
+        axes = args[1] if len(args) > 1 else kwargs.get("axis", kwargs.get("axes", -1))
+        last = axes if isinstance(axes, int) else -1 if axes is None else axes[-1]
+        if size is None and 2 * (numpy.shape(a)[last] - 1) < 1:
+            raise CuFFTError("CUFFT_INVALID_SIZE")
+        return fn(a, *args, **kwargs)
+    return call
+
+# where the stand-in answers as CuPy does, not as NumPy
+_FIRST_WINS = {"put": _put_first_wins, "put_along_axis": _put_along_axis_first_wins,
+               "polyfit": _polyfit_scaling_y,
+               **{q: _cupy_reduction(q, getattr(numpy, q)) for q in (
+                   "std", "var", "nanstd", "nanvar", "nanmedian", "argmax", "amin", "nanmax",
+                   "median") + _QUANTILES},
+               **{f"fft.{q}": _cufft(getattr(numpy.fft, q)) for q in (
+                   "irfft", "hfft", "irfft2", "irfftn")},
+               "linalg.cond": _complex_cond}
+
+
+# ---------------------------------------------------------------- CuPy's refusals
+# What CuPy 13/14 raise where NumPy accepts the call (the exception types and messages
+# of CuPy's own code; seen on a real GPU), checked on the arguments as passed.
+_UNSET = object()
+
+
+def _arg(args, kwargs, i, name, default=_UNSET):
+    return args[i] if len(args) > i else kwargs.get(name, default)
+
+
+def _refuse_where(args, kwargs):
+    if len(args) + len(kwargs) == 3:         # cupy.where: condition.astype('?')
+        c = _arg(args, kwargs, 0, "condition")
+        if type(c) is not StandinArray:
+            raise AttributeError(f"'{type(c).__name__}' object has no attribute 'astype'")
+
+
+def _refuse_choose(args, kwargs):
+    c = _arg(args, kwargs, 1, "choices")
+    if type(c) is not StandinArray:
+        raise AttributeError(f"'{type(c).__name__}' object has no attribute 'shape'")
+
+
+def _refuse_pad(args, kwargs):
+    # cupy.pad hands constant_values (and end_values) to numpy.asarray
+    for name in ("constant_values", "end_values"):
+        if _inputs((kwargs.get(name),), []):
+            raise HostConversionError("Implicit conversion to a NumPy array is not allowed. "
+                                      "Please use `.get()` to construct a NumPy array "
+                                      "explicitly.")
+    mode = _arg(args, kwargs, 2, "mode", "constant")
+    if mode == "median":
+        raise ValueError(f"mode '{mode}' is not supported")
+
+
+def _refuse_meshgrid(args, kwargs):
+    if any(type(x) is StandinArray and x.ndim != 1 for x in args):
+        raise ValueError("input has to be 1d")
+
+
+def _refuse_cross(args, kwargs):
+    x1, x2 = _arg(args, kwargs, 0, "x1", None), _arg(args, kwargs, 1, "x2", None)
+    if getattr(x1, "shape", None) != getattr(x2, "shape", None):
+        raise ValueError("x1 and x2 must have the same shape")
+
+
+def _refuse_ediff1d(args, kwargs):
+    if type(_arg(args, kwargs, 0, "arr")) is not StandinArray:
+        raise TypeError("`arr` should be of type cupy.ndarray")
+    for i, name in ((2, "to_begin"), (1, "to_end")):
+        v = _arg(args, kwargs, i, name, None)
+        if v is not None and type(v) is not StandinArray:
+            raise TypeError(f"`{name}` should be of type cupy.ndarray")
+
+
+_ADD_AT_DTYPES = frozenset(map(numpy.dtype, ("int32", "int64", "float16", "float32", "float64",
+                                             "uint32", "uint64")))
+
+
+def _refuse_add_at(args, kwargs):
+    a = _arg(args, kwargs, 0, "a", None)
+    if type(a) is StandinArray and a.dtype not in _ADD_AT_DTYPES:
+        raise TypeError("cupy.add.at only supports int32, int64, float16, float32, float64, "
+                        "uint32, uint64 as data type")
+
+
+def _concat_info(obj):
+    """CuPy's ``_compute_concat_info_impl``: the shape of a (nested) sequence holding
+    only device arrays of one shape, else None."""
+    if type(obj) is StandinArray:
+        return obj.shape
+    if type(obj) in (list, tuple) and len(obj):
+        first = _concat_info(obj[0])
+        if first is None or any(_concat_info(e) != first for e in obj[1:]):
+            return None
+        return (len(obj),) + first
+    return None
+
+
+def _refuse_mixed_sequence(args, kwargs):
+    # cupy.array/asarray stack a sequence of device arrays of one shape; any other
+    # sequence goes through numpy.array, which refuses the device arrays inside
+    obj = _arg(args, kwargs, 0, "a", None)
+    if type(obj) in (list, tuple) and _inputs(obj, []) and _concat_info(obj) is None:
+        raise HostConversionError("Implicit conversion to a NumPy array is not allowed. "
+                                  "Please use `.get()` to construct a NumPy array "
+                                  "explicitly.")
+
+
+_REFUSALS = {"where": _refuse_where, "choose": _refuse_choose, "pad": _refuse_pad,
+             "meshgrid": _refuse_meshgrid, "linalg.cross": _refuse_cross,
+             "ediff1d": _refuse_ediff1d, "add.at": _refuse_add_at,
+             "asarray": _refuse_mixed_sequence, "array": _refuse_mixed_sequence}
+
+
+# ---------------------------------------------------------------- linalg errors
+# As CuPy: a linalg function on a singular (not positive definite ...) matrix returns
+# NaNs silently unless ``errstate(linalg='raise')`` (per thread) is on; then NumPy's
+# LinAlgError, with a cuSOLVER-like message.
+def _linalg_raises():
+    return getattr(_tls, "linalg", "ignore") == "raise"
+
+
+@contextlib.contextmanager
+def errstate(*, linalg=None):
+    """The stand-in for ``cupyx.errstate(linalg=...)``."""
+    prev = getattr(_tls, "linalg", "ignore")
+    _tls.linalg = "ignore" if linalg is None else linalg
+    try:
+        yield
+    finally:
+        _tls.linalg = prev
+
+
+def _silent_linalg(fn, a, k):
+    """``fn(*a, **k)``; where NumPy raises LinAlgError, NaNs of the result's shapes."""
+    try:
+        with numpy.errstate(all="ignore"):
+            return fn(*a, **k)
+    except numpy.linalg.LinAlgError:
+        if not a or type(a[0]) is not numpy.ndarray or a[0].ndim < 2:
+            raise
+    m = a[0]
+    eye = numpy.broadcast_to(numpy.eye(m.shape[-1], dtype=m.dtype), m.shape)
+    shaped = fn(*((eye,) + tuple(a[1:])), **k)       # an invertible stand-in: the shapes
+    if type(shaped) is numpy.ndarray:
+        return numpy.full_like(shaped, numpy.nan)
+    return type(shaped)(*(numpy.full_like(r, numpy.nan) for r in shaped))
+
+
+def _cupy_int_power(a):
+    """CuPy's integer ``power`` raises nothing on a negative exponent (NumPy: ValueError);
+    it answers 0 there (as ``1 // x ** -n``, whatever the base): the stand-in does too."""
+    x, y = (numpy.asarray(v) for v in a)
+    if x.dtype.kind not in "biu" or y.dtype.kind not in "biu" or not (y < 0).any():
+        return a
+    t = numpy.result_type(*a)
+    if t.kind not in "iu":
+        return a
+    return [numpy.where(y < 0, 0, x).astype(t), numpy.where(y < 0, 1, y).astype(t)]
+
+
+def _cuda_shift(a):
+    """CUDA shifts by the low 32 bits of the amount, clamped to the bit width: a 64-bit
+    amount below 0 or of 2**32 or more whose low 32 bits are under the width shifts by
+    those (NumPy: all bits out)."""
+    x, y = (numpy.asarray(v) for v in a)
+    if x.dtype.kind not in "biu" or y.dtype.kind not in "biu":
+        return a
+    t = numpy.result_type(*a)
+    if t.kind not in "iu":
+        return a
+    y = y.astype(t)
+    if t.itemsize < 8:
+        return a
+    low = y.astype(numpy.uint64) & numpy.uint64(0xFFFFFFFF)
+    return [x.astype(t), numpy.where(low < t.itemsize * 8, low, y).astype(t)]
