@@ -274,11 +274,6 @@ def _fft(name, gpu, args, kwargs):
 _FFTS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
          "fftn", "ifftn", "rfftn", "irfftn")
 
-def _arg(args, kwargs, i, name, default=None):
-    """Argument ``name`` (position ``i``) of a call."""
-    return args[i] if len(args) > i else (kwargs or {}).get(name, default)
-
-
 def _cov(gpu, args, kwargs):
     if _arg(args, kwargs, 5, "fweights") is not None or \
             _arg(args, kwargs, 6, "aweights") is not None:

@@ -92,6 +92,12 @@ def reshape_host(a, /, shape=None, order="C", *, newshape=None, copy=None):
 
 
 # ------------------------------------------------------------ the declared primitives
+def _where_forward(xp, condition, *xy):
+    if xp is not numpy and not hasattr(condition, "dtype"):
+        condition = xp.asarray(condition)        # CuPy's where takes an array condition
+    return xp.where(condition, *xy)
+
+
 def _declare(name, impl, placement):
     return register(Primitive(name, impl, placement=placement))
 
@@ -100,12 +106,6 @@ SUM = _declare("sum", method_first("sum", numpy.sum), COMPUTE)
 RESHAPE = _declare("reshape", reshape_host, SELF)
 BROADCAST_TO = _declare("broadcast_to", broadcast_host, SELF)
 REAL = _declare("real", numpy.real, SELF)
-def _where_forward(xp, condition, *xy):
-    if xp is not numpy and not hasattr(condition, "dtype"):
-        condition = xp.asarray(condition)        # CuPy's where takes an array condition
-    return xp.where(condition, *xy)
-
-
 WHERE = register(Primitive("where", numpy.where, placement=COMPUTE, forward=_where_forward))
 STACK = tape.STACK
 ZEROS_LIKE = _declare("zeros_like", numpy.zeros_like, SELF)
