@@ -13,6 +13,7 @@ module answers, for one call headed for the GPU:
 - :func:`as_numpy_result`: the result in NumPy's form (namedtuples, 0-d copies).
 """
 import functools
+import warnings
 
 import numpy
 from numpy.lib import _arraysetops_impl as _sets
@@ -307,19 +308,22 @@ def _reduceat(gpu, args, kwargs):
     return None
 
 
-_CROSS_RAISES_2D = None
+def _numpy_refuses_2d_cross():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)     # NumPy 2.0 - 2.4
+        try:
+            numpy.cross(numpy.zeros(2), numpy.zeros(2))
+        except ValueError:
+            return True
+    return False
+
+
+_CROSS_RAISES_2D = _numpy_refuses_2d_cross()      # NumPy >= 2.5
 
 
 def _cross(gpu, args, kwargs):
     """NumPy 2.5 refuses 2-element vectors in ``cross`` (CuPy computes them): the host
-    answers with NumPy's own error, or value on earlier NumPy."""
-    global _CROSS_RAISES_2D
-    if _CROSS_RAISES_2D is None:
-        try:
-            numpy.cross(numpy.zeros(2), numpy.zeros(2))
-            _CROSS_RAISES_2D = False
-        except ValueError:
-            _CROSS_RAISES_2D = True
+    answers with NumPy's own error."""
     if not _CROSS_RAISES_2D or len(args) < 2:
         return None
     axis = (kwargs or {}).get("axis")

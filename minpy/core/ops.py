@@ -106,7 +106,8 @@ SUM = _declare("sum", method_first("sum", numpy.sum), COMPUTE)
 RESHAPE = _declare("reshape", reshape_host, SELF)
 BROADCAST_TO = _declare("broadcast_to", broadcast_host, SELF)
 REAL = _declare("real", numpy.real, SELF)
-WHERE = register(Primitive("where", numpy.where, placement=COMPUTE, forward=_where_forward))
+WHERE = register(Primitive("where", numpy.where, placement=COMPUTE, forward=_where_forward,
+                           host_only_impl=True))
 STACK = tape.STACK
 ZEROS_LIKE = _declare("zeros_like", numpy.zeros_like, SELF)
 ONES_LIKE = _declare("ones_like", numpy.ones_like, SELF)

@@ -73,13 +73,16 @@ class Primitive:
         mutates: index of a positional argument the function writes in place.
         elementwise_inputs: for ufuncs, number of inputs that are array-likes
             (lists are converted to device arrays on non-CPU backends).
+        host_only_impl: with ``forward``, True when ``impl`` is what ``forward`` does on
+            NumPy, so the CPU-only path calls ``impl`` directly (``forward`` exists for
+            the devices' sake).
     """
 
     __slots__ = ("qualname", "impl", "forward", "placement", "mutates", "elementwise_inputs",
                  "vjp", "nondiff", "custom", "host_fn", "inplace_replay", "__weakref__")
 
     def __init__(self, qualname, impl, forward=None, placement=COMPUTE, mutates=None,
-                 elementwise_inputs=0):
+                 elementwise_inputs=0, host_only_impl=False):
         self.qualname = qualname
         self.impl = impl
         self.forward = forward
@@ -93,7 +96,7 @@ class Primitive:
         # the NumPy callable of the CPU-only path; None where that path must not be
         # taken (a function writing in place goes through the general path)
         self.host_fn = None if mutates is not None else (
-            impl if forward is None else functools.partial(forward, numpy))
+            impl if forward is None or host_only_impl else functools.partial(forward, numpy))
 
     def __repr__(self):
         return f"<minpy primitive {self.qualname}>"

@@ -50,7 +50,8 @@ def make_function(qualname, impl, *, forward=None, placement=COMPUTE, mutates=No
                                   mutates=mutates))
     else:
         impl, forward, mutates = prim.impl, prim.forward, prim.mutates
-    fwd_np = impl if forward is None else functools.partial(forward, numpy)
+    # the primitive's own host function (its impl, or forward on NumPy)
+    fwd_np = prim.host_fn if mutates is None else None
     out_pos, tail = positional_out if positional_out is not None else _positional_out(impl)
 
     # Each body sits in a ``try`` (free in CPython >= 3.11 until something raises): on

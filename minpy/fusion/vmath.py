@@ -233,28 +233,33 @@ def log_f32(x):
     return np.float32(d if d != d else v)
 
 
+# Taylor coefficients of tanh(x)/x - 1 in x**2, highest first (the float64 series; float32
+# needs only the last six)
+_TANH_SERIES = (-6.451689215655431e-06, 1.5918905069328964e-05, -3.927832388331683e-05,
+                9.691537956929451e-05, -0.00023912911424355248, 0.000590027440945586,
+                -0.0014558343870513183, 0.003592128036572481, -0.008863235529902197,
+                0.021869488536155203, -0.05396825396825397, 0.13333333333333333,
+                -0.3333333333333333)
+
+
+@njit(**_NJ)
+def _tanh_series(x, first):
+    """tanh(x) for |x| < 0.3 by the series from coefficient ``first`` on (Horner, FMA)."""
+    z = x * x
+    p = _TANH_SERIES[first]
+    for i in range(first + 1, len(_TANH_SERIES)):
+        p = _fma(p, z, _TANH_SERIES[i])
+    small = _fma(x * z, p, x)
+    return x if z == 0.0 else small                  # keeps the sign of -0.0
+
+
 @njit(**_CORE)
 def _tanh_core(x):
     ax = abs(x)
     ax = 20.0 if ax > 20.0 else ax                   # tanh(20) is 1.0 in float64
     e = _exp_core(ax + ax)
     big = 1.0 - _div(2.0, e + 1.0)
-    z = x * x                                        # Taylor series of tanh, |x| < 0.3
-    p = -6.451689215655431e-06
-    p = _fma(p, z, 1.5918905069328964e-05)
-    p = _fma(p, z, -3.927832388331683e-05)
-    p = _fma(p, z, 9.691537956929451e-05)
-    p = _fma(p, z, -0.00023912911424355248)
-    p = _fma(p, z, 0.000590027440945586)
-    p = _fma(p, z, -0.0014558343870513183)
-    p = _fma(p, z, 0.003592128036572481)
-    p = _fma(p, z, -0.008863235529902197)
-    p = _fma(p, z, 0.021869488536155203)
-    p = _fma(p, z, -0.05396825396825397)
-    p = _fma(p, z, 0.13333333333333333)
-    p = _fma(p, z, -0.3333333333333333)
-    small = _fma(x * z, p, x)
-    small = x if z == 0.0 else small                 # keeps the sign of -0.0
+    small = _tanh_series(x, 0)                       # Taylor series of tanh, |x| < 0.3
     big = -big if x < 0.0 else big
     return small if ax < 0.3 else big                # NaN: big, which is NaN
 
@@ -273,14 +278,6 @@ def tanh_f32(x):
     ax = 10.0 if ax > 10.0 else ax                   # tanh(10) rounds to 1.0 in float32
     e = _exp_core32(ax + ax)
     big = 1.0 - 2.0 * _recip(e + 1.0)
-    z = d * d                                        # series below 0.3: 7 terms
-    p = 0.003592128036572481
-    p = _fma(p, z, -0.008863235529902197)
-    p = _fma(p, z, 0.021869488536155203)
-    p = _fma(p, z, -0.05396825396825397)
-    p = _fma(p, z, 0.13333333333333333)
-    p = _fma(p, z, -0.3333333333333333)
-    small = _fma(d * z, p, d)
-    small = d if z == 0.0 else small                 # keeps the sign of -0.0
+    small = _tanh_series(d, 7)                       # series below 0.3: its last 6 terms
     big = -big if d < 0.0 else big
     return np.float32(small if ax < 0.3 else big)

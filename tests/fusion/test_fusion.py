@@ -14,15 +14,8 @@ from minpy.symbol.passes.fuse import fuse_graph, fusion_enabled
 from minpy.symbol.graph_plan import GraphPlan
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache_dir(tmp_path_factory):
-    old = os.environ.get("MINPY_CACHE_DIR")
-    os.environ["MINPY_CACHE_DIR"] = str(tmp_path_factory.mktemp("minpy-cache"))
-    yield
-    if old is None:
-        del os.environ["MINPY_CACHE_DIR"]
-    else:
-        os.environ["MINPY_CACHE_DIR"] = old
+# each module compiles into a cache folder of its own (tests/fusion/conftest.py)
+pytestmark = pytest.mark.usefixtures("module_cache_dir")
 
 
 @contextlib.contextmanager

@@ -1,6 +1,5 @@
 """minpy.fusion.vmath: ulp error against NumPy and float64, special values,
 vectorisation, and its use inside fused kernels."""
-import os
 import re
 
 import numpy
@@ -22,15 +21,8 @@ BOUND_F32_NUMPY = {"exp": 2.0, "log": 3.0, "tanh": 1.0}
 BOUND_F64_NUMPY = {"exp": 1.0, "log": 1.0, "tanh": 2.0}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache_dir(tmp_path_factory):
-    old = os.environ.get("MINPY_CACHE_DIR")
-    os.environ["MINPY_CACHE_DIR"] = str(tmp_path_factory.mktemp("minpy-cache"))
-    yield
-    if old is None:
-        del os.environ["MINPY_CACHE_DIR"]
-    else:
-        os.environ["MINPY_CACHE_DIR"] = old
+# each module compiles into a cache folder of its own (tests/fusion/conftest.py)
+pytestmark = pytest.mark.usefixtures("module_cache_dir")
 
 
 _loops = {}
