@@ -35,7 +35,7 @@ from _standin_api import UNKNOWN, CupyRules
 from _standin_array import (HostConversionError, StandinArray, _NS_FOR_DUNDERS,  # noqa: F401
                             _current_device, _inputs, _tls, _unwrap, _wrap)
 from _standin_cupy import (_FIRST_WINS, _REFUSALS, _cuda_shift, _cupy_int_power,  # noqa: F401
-                           _linalg_raises, _silent_linalg, errstate)
+                           _linalg_raises, _silent_linalg, cupy_kernel, errstate)
 
 __all__ = ["StandinArray", "StandinNamespace", "StandinBackend", "installed", "standin_gpu",
            "DEFAULT_MISSING", "HostConversionError"]
@@ -135,10 +135,11 @@ class _Ufunc(_Fn):
             if k.get("dtype") is not None:
                 a = [x.astype(k["dtype"]) if isinstance(x, numpy.ndarray) else x for x in a]
         if loop is None:
-            r = self._np(*a, **k)
+            r = cupy_kernel(self._qualname, self._np, a, k)
         else:                         # CuPy's loop: inputs cast to it, outputs its dtypes
             in_t, out_t = loop
-            r = self._np(*[numpy.asarray(x, dtype=t) for x, t in zip(a, in_t)], **k)
+            r = cupy_kernel(self._qualname, self._np,
+                            [numpy.asarray(x, dtype=t) for x, t in zip(a, in_t)], k)
             if self.nout == 1:
                 r = r.astype(out_t[0], copy=False)
             else:

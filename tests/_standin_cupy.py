@@ -268,3 +268,129 @@ def _cuda_shift(a):
         return a
     low = y.astype(numpy.uint64) & numpy.uint64(0xFFFFFFFF)
     return [x.astype(t), numpy.where(low < t.itemsize * 8, low, y).astype(t)]
+
+
+# ---------------------------------------------------------------- CuPy's kernels
+# The elementwise answers of CuPy 14 that are not NumPy's (seen on an H200): minpy runs
+# NumPy's algorithm there (minpy.core.exact_forms) or the host; the stand-in answers as
+# CuPy so that a call reaching the backend's own kernel shows.
+
+def _kind(a, kinds):
+    return any(numpy.asarray(x).dtype.kind in kinds for x in a)
+
+
+def _floor_quotient(x, y):
+    return numpy.floor(numpy.true_divide(x, y))
+
+
+def _cupy_remainder(x, y):
+    """CuPy's float remainder: ``x - floor(x / y) * y`` (NaN for ``x % -inf``; every
+    digit lost once ``x / y`` is large), not NumPy's exact ``fmod`` fix-up."""
+    return x - _floor_quotient(x, y) * y
+
+
+def _real_quotient(fn):
+    def kernel(x, y):
+        if not _kind((x, y), "f") or numpy.result_type(x, y).kind != "f":
+            return fn(x, y)
+        t = numpy.result_type(x, y)
+        x, y = numpy.asarray(x, t), numpy.asarray(y, t)
+        q = _floor_quotient(x, y).astype(t)
+        r = _cupy_remainder(x, y).astype(t)
+        return {"floor_divide": q, "remainder": r}.get(fn.__name__, (q, r))
+    return kernel
+
+
+def _cupy_fmod(x, y):
+    """CuPy's 64-bit integer fmod goes through doubles."""
+    t = numpy.result_type(x, y)
+    if t.kind not in "iu" or t.itemsize < 8:
+        return numpy.fmod(x, y)
+    xf, yf = numpy.asarray(x).astype(numpy.float64), numpy.asarray(y).astype(numpy.float64)
+    r = numpy.where(yf == 0, 0, numpy.fmod(xf, numpy.where(yf == 0, 1, yf)))
+    return r.astype(t)
+
+
+def _naive_cdiv(x, y):
+    """Complex division by the textbook formula (CuPy's thrust: NaN at infinities)."""
+    x, y = numpy.asarray(x), numpy.asarray(y)
+    xr, xi, yr, yi = x.real, x.imag, y.real, y.imag
+    d = yr * yr + yi * yi
+    return ((xr * yr + xi * yi) / d + 1j * ((xi * yr - xr * yi) / d)).astype(
+        numpy.result_type(x, y))
+
+
+def _complex_only(fn, naive):
+    def kernel(*a):
+        if not _kind(a, "c"):
+            return fn(*a)
+        return naive(*a)
+    return kernel
+
+
+def _cupy_float_power(x, y):
+    """CuPy's complex float_power computes in the operands' precision."""
+    t = numpy.result_type(x, y)
+    return numpy.power(numpy.asarray(x, t), numpy.asarray(y, t)).astype(numpy.complex128)
+
+
+def _cupy_half_nextafter(x, y):
+    r = numpy.nextafter(x, y)
+    if numpy.asarray(r).dtype == numpy.float16:
+        r = numpy.where(numpy.isinf(x), numpy.float16("nan"), r)
+    return r
+
+
+_KERNELS = {
+    "remainder": _real_quotient(numpy.remainder),
+    "floor_divide": _real_quotient(numpy.floor_divide),
+    "divmod": _real_quotient(numpy.divmod),
+    "fmod": _cupy_fmod,
+    "divide": _complex_only(numpy.divide, _naive_cdiv),
+    "reciprocal": _complex_only(numpy.reciprocal, lambda z: _naive_cdiv(numpy.ones_like(z), z)),
+    "sign": _complex_only(numpy.sign, lambda z: _naive_cdiv(z, numpy.abs(z))),
+    "log2": _complex_only(numpy.log2, lambda z: _naive_cdiv(
+        numpy.log(z), numpy.asarray(numpy.log(2), z.dtype))),
+    "exp2": _complex_only(numpy.exp2, lambda z: numpy.exp(z * numpy.asarray(
+        numpy.log(2) + 0j, z.dtype))),
+    "power": _complex_only(numpy.power, lambda x, y: numpy.exp(
+        numpy.asarray(y) * numpy.log(x)).astype(numpy.result_type(x, y))),
+    "float_power": _complex_only(numpy.float_power, _cupy_float_power),
+    "nextafter": _cupy_half_nextafter,
+}
+
+
+def cupy_kernel(qualname, np_fn, a, k):
+    """``np_fn(*a, **k)`` answered as CuPy's kernel for ``qualname`` would (keywords other
+    than ``out``: NumPy's answer)."""
+    kernel = _KERNELS.get(qualname)
+    if kernel is None or set(k) - {"out"} or len(a) != (2 if qualname not in (
+            "reciprocal", "sign", "log2", "exp2") else 1):
+        return np_fn(*a, **k)
+    r = kernel(*a)
+    out = k.get("out")
+    if out is None:
+        return r
+    outs = out if type(out) is tuple else (out,)
+    for o, v in zip(outs, r if type(r) is tuple else (r,)):
+        numpy.copyto(o, v, casting="unsafe")
+    return out
+
+
+def _reduceat_by_prefix_sums(a, indices, axis=0, dtype=None, out=None):
+    """CuPy's add.reduceat of floats: differences of a running sum (inf - inf is NaN)."""
+    a = numpy.asarray(a)
+    if a.dtype.kind not in "fc" or dtype is not None or out is not None:
+        return numpy.add.reduceat(a, indices, axis=axis, dtype=dtype, out=out)
+    r = numpy.add.reduceat(a, indices, axis=axis)
+    a = numpy.moveaxis(a, axis, -1)
+    c = numpy.concatenate([numpy.zeros(a.shape[:-1] + (1,), a.dtype), numpy.cumsum(a, -1)], -1)
+    idx = list(indices)
+    ends = idx[1:] + [a.shape[-1]]
+    for j, (s, e) in enumerate(zip(idx, ends)):
+        if s < e:
+            numpy.moveaxis(r, axis, -1)[..., j] = c[..., e] - c[..., s]
+    return r
+
+
+_FIRST_WINS["add.reduceat"] = _reduceat_by_prefix_sums

@@ -20,7 +20,7 @@ from ..dispatch.stats import count_call, count_fallback
 from ..dispatch.backend import NUMPY, NeedsHost, backend_for
 from ..dispatch.context import Context, current_context, cpu, explicit_context
 from ..dispatch.transfer import context_of, disown, move_operands, move_raw
-from . import gpu_route, tree
+from . import exact_forms, gpu_route, tree
 from .array import Array, kept, new, unwrap_cpu, wrap
 from .primitive import COMPUTE, CREATE, SELF
 from .recorder import OpaquePrimitive
@@ -139,6 +139,10 @@ def _gpu_call(prim, backend, fn, args, kwargs):
             return backend.checked(prim.qualname, functools.partial(body, backend.xp)), \
                 kwargs, None
         kwargs = backend.drop_defaults(prim.qualname, kwargs)
+    form = exact_forms.FORMS.get(prim.qualname)
+    if form is not None:
+        # NumPy's algorithm where the backend's kernel answers otherwise
+        fn = functools.partial(form, backend.xp, fn)
     return fn, kwargs, None
 
 

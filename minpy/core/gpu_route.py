@@ -305,6 +305,51 @@ def _reduceat(gpu, args, kwargs):
     have = a._data.dtype if type(a) is Array else getattr(a, "dtype", None)
     if dt is not None and (have is None or numpy.dtype(dt) != have):
         return "CuPy's reduceat(dtype=) mixes its input dtype into the result"
+    if have is not None and have.kind in "fc":
+        return "CuPy's add.reduceat of floats answers NaN where NumPy's sum is infinite"
+    return None
+
+
+def _operand_dtypes(args):
+    for x in args:
+        if type(x) in (list, tuple):
+            yield from _operand_dtypes(x)
+        elif type(x) is Array:
+            yield x._data, x._data.dtype
+        elif hasattr(x, "dtype") and hasattr(x, "shape"):
+            yield x, x.dtype
+
+
+def _integer_reciprocal(gpu, args, kwargs):
+    if any(dt.kind in "iu" for _, dt in _operand_dtypes(args[:1])):
+        # NumPy's is 1.0 / x converted back (the platform's conversion of inf at 0)
+        return "integer reciprocal (NumPy converts 1.0 / x: INT_MIN at 0 on x86)"
+    return None
+
+
+def _half_nextafter(gpu, args, kwargs):
+    if any(dt == numpy.float16 for _, dt in _operand_dtypes(args[:2])):
+        return "float16 nextafter (CuPy answers NaN at infinities)"
+    return None
+
+
+def _complex_nonfinite(gpu, args, kwargs):
+    """Complex products on a device (cuBLAS, parallel scans and trees) meet infinities in
+    another order than NumPy's loops: NaN where NumPy answers an infinity. A complex
+    operand holding an infinity or NaN runs on the host (reads one bool back each)."""
+    ops = list(_operand_dtypes(args))
+    if not any(dt.kind == "c" for _, dt in ops):
+        return None
+    for x, dt in ops:
+        if dt.kind not in "fc" or not x.size:
+            continue
+        if type(x) is _ndarray:
+            finite = bool(numpy.isfinite(x).all())
+        else:
+            with gpu.device(gpu.device_id(x)):
+                finite = bool(gpu.to_host(gpu.xp.isfinite(x).all()))
+        if not finite:
+            return "a complex product over infinities or NaN (NumPy's order of operations)"
     return None
 
 
@@ -339,7 +384,13 @@ def _cross(gpu, args, kwargs):
 
 # calls CuPy answers differently from NumPy for some operand values: qualname ->
 # check(gpu, args, kwargs) -> reason or None (may read a reduction of the operands back)
+_COMPLEX_PRODUCTS = ("matmul", "dot", "vdot", "inner", "tensordot", "einsum", "kron",
+                     "linalg.matmul", "linalg.tensordot", "linalg.multi_dot", "prod",
+                     "nanprod", "cumprod", "nancumprod", "cumulative_prod")
+
 _VALUE_CHECKS = {"power": _int_power, "power.outer": _int_power,
+                 "reciprocal": _integer_reciprocal, "nextafter": _half_nextafter,
+                 **{q: _complex_nonfinite for q in _COMPLEX_PRODUCTS},
                  "right_shift": _shift, "left_shift": _shift,
                  "cov": _cov, "intersect1d": _intersect1d, "add.reduceat": _reduceat,
                  "cross": _cross, "linalg.cross": _cross,

@@ -380,7 +380,7 @@ def test_a_killed_rank_ends_the_job_at_once(shm):
     killed = {"mpich": 9, "openmpi": 137}[mpi_flavour()]
     assert status == killed, out + err
     assert f"{killed} is also how mpiexec reports a rank killed by SIGKILL" in err
-    assert "NOT ENDED" not in out and took < 10
+    assert "NOT ENDED" not in out and took < 20     # not its 30 s timeout (10.2 s under load)
 
 
 @needs_mpi

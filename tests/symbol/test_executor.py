@@ -357,9 +357,11 @@ def test_lstm_lm_trains_and_shares_weights_over_time():
     args = net.list_arguments()
     assert args.count("l0_i2h_weight") == 1 and "l1_h2h_bias" in args
     assert net.infer_shape(**shapes)[1] == [(6, 6)]
-    loc = {k: R.standard_normal(s) * 0.5 for k, s in zip(args, net.infer_shape(**shapes)[0])}
-    loc["data"] = R.integers(0, 6, (2, 3)).astype(float)
-    loc["softmax_label"] = R.integers(0, 6, (2, 3)).astype(float)
+    # its own generator: the module's R is drawn in whatever order (xdist) tests run
+    rng = np.random.default_rng(1)
+    loc = {k: rng.standard_normal(s) * 0.5 for k, s in zip(args, net.infer_shape(**shapes)[0])}
+    loc["data"] = rng.integers(0, 6, (2, 3)).astype(float)
+    loc["softmax_label"] = rng.integers(0, 6, (2, 3)).astype(float)
     lab = loc["softmax_label"].T.reshape(-1).astype(int)
 
     def nll(outs):
@@ -369,7 +371,7 @@ def test_lstm_lm_trains_and_shares_weights_over_time():
     exe = net.simple_bind(**shapes)
     exe.copy_params_from({k: v for k, v in loc.items()})
     first = None
-    for _ in range(10):
+    for _ in range(30):
         p = exe.forward(is_train=True)[0].asnumpy()
         loss = -np.log(p[np.arange(6), lab]).mean()
         first = loss if first is None else first
@@ -377,7 +379,7 @@ def test_lstm_lm_trains_and_shares_weights_over_time():
         for k, g in exe.grad_dict.items():
             if k not in ("data", "softmax_label"):
                 exe.arg_dict[k][:] = exe.arg_dict[k] - 0.5 * g
-    assert loss < 0.7 * first
+    assert loss < 0.6 * first          # 0.44 of it on the host
 
 
 @pytest.mark.parametrize("make,shapes", [
