@@ -185,6 +185,38 @@ def chain_case(c, n):
     return f"exp(x)*y+sin(x), {n:,} float32", fns
 
 
+def remainder_case(c, n):
+    """``x % y`` on n float32 with zeros and infinities: minpy runs NumPy's ``npy_divmod``
+    (one kernel, minpy.core.exact_kernels), CuPy its own formula (not NumPy's answer:
+    the table says how far off it is)."""
+    rng = numpy.random.default_rng(2)
+    x, y = (rng.standard_normal(n).astype(numpy.float32) * 100 for _ in range(2))
+    y[::7], x[1::5] = 0, numpy.inf
+    with numpy.errstate(all="ignore"):
+        want = numpy.remainder(x, y)
+    fns = {"numpy": lambda: numpy.remainder(x, y)}
+    if c.minpy:
+        mx, my = on_gpu(x), on_gpu(y)
+        got = (mx % my).asnumpy()
+        if not numpy.array_equal(got, want, equal_nan=True):
+            raise AssertionError("remainder minpy: not NumPy's answer bit for bit")
+
+        def minpy_rem():
+            mx % my
+            minpy.waitall()
+        fns[c.label] = minpy_rem
+    if c.cupy:
+        cx, cy = c.cupy.asarray(x), c.cupy.asarray(y)
+        off = int((~((c.cupy.asnumpy(cx % cy) == want) | numpy.isnan(want))).sum())
+        print(f"cupy's x % y differs from NumPy's in {off:,} of {n:,} elements")
+
+        def cupy_rem():
+            cx % cy
+            c.cupy_sync()
+        fns["cupy"] = cupy_rem
+    return f"x % y (NumPy's algorithm), {n:,} float32", fns
+
+
 OPS_PER_CALL = 100
 
 
@@ -411,6 +443,7 @@ def main(argv=None):
     rounds, min_time = (1, 0.02) if args.quick else (7, 0.2)
     n_mm, n_chain, lenet_batch = (1024, 10 ** 6, 16) if args.quick else (4096, 10 ** 7, 64)
     cases = [(matmul_case, (n_mm,), 1), (chain_case, (n_chain,), 1),
+             (remainder_case, (n_chain,), 1),
              (overhead_case, (), OPS_PER_CALL), (mlp_case, (256,), 1),
              (lenet_case, (lenet_batch,), 1)]
     rows, failed = [], []

@@ -341,11 +341,24 @@ def _cupy_half_nextafter(x, y):
     return r
 
 
+def _cupy_lcm(x, y):
+    """CuPy's lcm of small integers wraps the product before its absolute value."""
+    t = numpy.result_type(x, y)
+    if t.kind not in "iu" or t.itemsize >= 4:
+        return numpy.lcm(x, y)
+    x, y = numpy.asarray(x, t), numpy.asarray(y, t)
+    g = numpy.gcd(x, y)
+    with numpy.errstate(all="ignore"):
+        r = numpy.where(g == 0, 0, (x // numpy.where(g == 0, 1, g)) * y).astype(t)
+    return numpy.abs(r)
+
+
 _KERNELS = {
     "remainder": _real_quotient(numpy.remainder),
     "floor_divide": _real_quotient(numpy.floor_divide),
     "divmod": _real_quotient(numpy.divmod),
     "fmod": _cupy_fmod,
+    "lcm": _cupy_lcm,
     "divide": _complex_only(numpy.divide, _naive_cdiv),
     "reciprocal": _complex_only(numpy.reciprocal, lambda z: _naive_cdiv(numpy.ones_like(z), z)),
     "sign": _complex_only(numpy.sign, lambda z: _naive_cdiv(z, numpy.abs(z))),

@@ -22,6 +22,7 @@ import math
 import numpy
 
 from ..dispatch.backend import NeedsHost
+from .exact_kernels import kernel
 
 __all__ = ["FORMS"]
 
@@ -100,12 +101,17 @@ def _real_division(which):
         if dt.kind != "f":
             return plain(*args, **kwargs)
         out = _only_out(name, dict(kwargs))
-        ct = numpy.dtype(numpy.float32) if dt.itemsize < 4 else dt   # NumPy's half loops
-        a, b = (_as(xp, x, ct) for x in args[:2])
-        with numpy.errstate(all="ignore"):
-            res = _divmod_real(xp, a, b)
+        k = kernel(xp, name)
+        if k is not None:
+            res = k(*(_as(xp, x, dt) for x in args[:2]))
+        else:
+            ct = numpy.dtype(numpy.float32) if dt.itemsize < 4 else dt   # NumPy's half loops
+            a, b = (_as(xp, _as(xp, x, dt), ct) for x in args[:2])   # scalars: via dt
+            with numpy.errstate(all="ignore"):
+                res = _divmod_real(xp, a, b)
+            res = res if which is None else res[which]
         if which is not None:
-            return _finish(xp, res[which], out, dt)
+            return _finish(xp, res, out, dt)
         outs = out if type(out) is tuple else (None, None)
         return tuple(_finish(xp, r, o, dt) for r, o in zip(res, outs))
     body.__name__ = f"exact_{name}"
@@ -122,11 +128,26 @@ def _fmod(xp, plain, *args, **kwargs):
     if dt.kind not in "iu":
         return plain(*args, **kwargs)
     out = _only_out("fmod", dict(kwargs))
+    k = kernel(xp, "fmod")
+    if k is not None:
+        return _finish(xp, k(*(_as(xp, x, dt) for x in args[:2])), out, dt)
     a, b = args[0], args[1]
     r = xp.remainder(a, b)
     if dt.kind == "i":
         r = xp.where((r != 0) & ((r < 0) != (xp.asarray(a) < 0)), r - b, r)
     return _finish(xp, r, out, dt)
+
+
+def _lcm(xp, plain, *args, **kwargs):
+    """``lcm`` of 8- and 16-bit integers: NumPy's C promotes them to int, so the product
+    wraps once, after the absolute value; CuPy's wraps before it (113 for NumPy's -113 =
+    lcm(13, 11) in int8)."""
+    dt = _result_dtype(args[:2]) if any(_dtype(a) is not None for a in args[:2]) else None
+    if dt is None or dt.kind not in "iu" or dt.itemsize >= 4:
+        return plain(*args, **kwargs)
+    out = _only_out("lcm", dict(kwargs))
+    wide = numpy.dtype(numpy.int32)
+    return _finish(xp, plain(*(_as(xp, _as(xp, x, dt), wide) for x in args[:2])), out, dt)
 
 
 # ---------------------------------------------------------------- complex
@@ -170,8 +191,12 @@ def _complex_body(name, nin, compute):
         if dt.kind != "c":
             return plain(*args, **kwargs)
         out = _only_out(name, dict(kwargs))
+        ops = [_as(xp, x, dt) for x in args[:nin]]
+        k = kernel(xp, name)
+        if k is not None:
+            return _finish(xp, k(*ops), out, dt)
         with numpy.errstate(all="ignore"):
-            re, im = compute(xp, *(_as(xp, x, dt) for x in args[:nin]))
+            re, im = compute(xp, *ops)
             return _finish(xp, _pack(xp, re, im, dt), out, dt)
     body.__name__ = f"exact_{name}"
     return body
@@ -281,7 +306,8 @@ def _cmul_c99(xp, a, b, c, d):
     c = xp.where(inf_cd, box(c), c)
     d = xp.where(inf_cd, box(d), d)
     a, b = unnan(a, inf_cd), unnan(b, inf_cd)
-    other = xp.logical_not(inf_ab | inf_cd) & (xp.isinf(ac) | xp.isinf(bd) | xp.isinf(ad) | xp.isinf(bc))
+    partial_inf = xp.isinf(ac) | xp.isinf(bd) | xp.isinf(ad) | xp.isinf(bc)
+    other = xp.logical_not(inf_ab | inf_cd) & partial_inf
     a, b, c, d = (unnan(v, other) for v in (a, b, c, d))
     recalc = xp.isnan(x) & xp.isnan(y) & (inf_ab | inf_cd | other)
     inf = xp.full((), numpy.inf, a.dtype)
@@ -353,6 +379,7 @@ FORMS = {
     "remainder": _real_division(1),
     "divmod": _real_division(None),
     "fmod": _fmod,
+    "lcm": _lcm,
     "divide": _complex_body("divide", 2, _divide),
     "reciprocal": _complex_body("reciprocal", 1, _reciprocal),
     "sign": _complex_body("sign", 1, _sign),

@@ -62,6 +62,7 @@ def test_real_division_on_every_pair_of_special_values(name, dtype):
        dtype=st.sampled_from(REAL))
 @example(x=[111.0], y=1.6e-24, dtype="float32")        # CuPy: every digit wrong
 @example(x=[111.0, -2.0], y=-numpy.inf, dtype="float32")   # CuPy: NaN
+@example(x=[0.18181818181818182], y=0.18181818181818182, dtype="float16")  # y: float16 first
 def test_real_division_hypothesis(name, x, y, dtype):
     with numpy.errstate(all="ignore"):
         a = numpy.array(x).astype(dtype)
@@ -153,3 +154,11 @@ def test_dtypes_the_backend_answers_go_to_its_own_function():
     FORMS["remainder"](numpy, plain, numpy.arange(4), 3)
     FORMS["divide"](numpy, plain, numpy.ones(2, numpy.float32), 2.0)
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "uint16", "int32"])
+def test_small_integer_lcm_wraps_as_numpy(dtype):
+    info = numpy.iinfo(dtype)
+    v = numpy.arange(info.min, info.max + 1, max(1, (info.max - info.min) // 200)).astype(dtype)
+    _run("lcm", *_grid(dtype, v))
+    _run("lcm", numpy.array([13], dtype), numpy.array([11], dtype))

@@ -394,3 +394,12 @@ def test_divmod_builtin_and_function(pair, xp):
     a, b = pair
     x, y = xp.asarray(a), xp.asarray(b)
     return divmod(x, y), xp.divmod(x, y), divmod(7, x)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8"])
+def test_small_integer_lcm_past_the_dtype_wraps_as_numpy(dtype):
+    """NumPy's C promotes 8- and 16-bit operands to int: the product wraps after the
+    absolute value is taken (lcm(13, 11) is -113 in int8)."""
+    run_both(_call, "lcm", numpy.array([13, 11, 0, -81], dtype) if dtype != "uint8" else
+             numpy.array([13, 200, 0, 81], dtype), numpy.array([11, -7, 5, 13], dtype)
+             if dtype != "uint8" else numpy.array([11, 7, 5, 13], dtype))
