@@ -85,12 +85,16 @@ def run_untraced(prim, args, kwargs):
 
 
 def _run_on_device(prim, args, kwargs):
+    if not kwargs and prim.placement == COMPUTE and prim.mutates is None:
+        res = _run_resident(prim, args)
+        if res is not _MISS:
+            return res
     ctx = choose_context(prim, args, kwargs)
     backend = backend_for(ctx)
     fn = prim.backend_impl(backend)
     gpu = backend is not NUMPY
+    given = kwargs
     if gpu:
-        given = kwargs
         fn, kwargs, reason = _gpu_call(prim, backend, fn, args, kwargs)
         if reason is not None:
             return _run_on_host(prim, args, kwargs, ctx, backend, reason)
@@ -99,23 +103,111 @@ def _run_on_device(prim, args, kwargs):
     cargs, ckw, moved = move_operands(args, kwargs, ctx, backend, prim.elementwise_inputs)
     if gpu and prim.elementwise_inputs and backend.promotion == "legacy":
         cargs = gpu_route.legacy_operands(backend, cargs, prim.elementwise_inputs, ctx.device_id)
-    with backend.device(ctx.device_id):
-        if gpu and prim.qualname in _BOUNDS_CHECKED:
-            gpu_route.check_bounds(backend, prim, cargs, ckw)
-        try:
-            res = fn(*cargs, **ckw)
-        except _REFUSALS as err:
-            # minpy's own errors stand (a body of minpy's raising on purpose), except
-            # NeedsHost, its way of handing a call to NumPy
-            if not gpu or not (isinstance(err, NeedsHost) or backend.raised_inside(err)):
-                raise
-            return _refused_on_device(prim, args, given, ctx, backend, err)
-        if gpu:
-            res = gpu_route.as_numpy_result(prim, res, args)
+    dev = ctx.device_id
+    if backend.current_device() == dev:
+        return _call(prim, args, given, kwargs, ctx, backend, gpu, fn, cargs, ckw, moved)
+    with backend.device(dev):
+        return _call(prim, args, given, kwargs, ctx, backend, gpu, fn, cargs, ckw, moved)
+
+
+def _call(prim, args, given, kwargs, ctx, backend, gpu, fn, cargs, ckw, moved):
+    """Call ``fn`` (``prim`` on ``backend``, whose device ``ctx`` is current) on the moved
+    operands ``cargs``/``ckw``; the wrapped result. ``given``: the call's own keywords."""
+    if gpu and prim.qualname in _BOUNDS_CHECKED:
+        gpu_route.check_bounds(backend, prim, cargs, ckw)
+    try:
+        res = fn(*cargs, **ckw)
+    except _REFUSALS as err:
+        # minpy's own errors stand (a body of minpy's raising on purpose), except
+        # NeedsHost, its way of handing a call to NumPy
+        if not gpu or not (isinstance(err, NeedsHost) or backend.raised_inside(err)):
+            raise
+        return _refused_on_device(prim, args, given, ctx, backend, err)
+    if gpu:
+        res = gpu_route.as_numpy_result(prim, res, args)
     count_call(prim.qualname, backend.name)
     if moved:
         disown(res, moved, ctx)
     return _result(prim, args, kwargs, res)
+
+
+# ------------------------------------------------------------ the resident fast path
+# A COMPUTE call without keywords whose operands are Arrays on one GPU and Python
+# scalars runs there unless the backend refuses it. Whether it refuses depends only on
+# the primitive, the number of arguments and the operands' dtypes (calls with a value
+# check, see gpu_route.dtype_only, take the general path every time), so the answer is
+# kept: (prim, nargs, *dtypes) -> reason or None, for the GPU backend _decided_for[0]
+# (emptied when another is installed). The backend's function is looked up on every
+# call (a test may patch it): None sends the call down the general path.
+_MISS = object()
+_decided = {}
+_decided_for = [None]
+_DECIDED_MAX = 4096
+_PY_SCALARS = frozenset({int, float, bool, complex})
+_gpu_contexts = {}
+
+
+def _decide(gpu, prim, args, key):
+    """Why ``gpu`` refuses the resident call ``prim(*args)`` (or None), as
+    :func:`choose_context` answers it; kept in :data:`_decided` under ``key``."""
+    if _decided_for[0] is not gpu:
+        _decided.clear()
+        _decided_for[0] = gpu
+    if not gpu_route.dtype_only(prim.qualname):
+        reason = "decided by the operands' values"
+    else:
+        reason = gpu_route.refusal(gpu, prim, args, {}, args)
+    if len(_decided) >= _DECIDED_MAX:
+        _decided.clear()
+    _decided[key] = reason
+    return reason
+
+
+def _run_resident(prim, args):
+    """``prim(*args)`` (COMPUTE, no keywords) run on the GPU holding its Array operands
+    when they all live on one GPU, the other arguments are Python scalars, and the
+    backend runs it as it is; else :data:`_MISS` (the general path decides)."""
+    gpu = _process.gpu
+    if gpu is None or _process.policy == "only_cpu":
+        return _MISS
+    dev = None
+    key = [prim, len(args)]
+    for a in args:
+        t = type(a)
+        if t is Array:
+            d = a._data
+            if not gpu.owns(d):
+                return _MISS
+            i = gpu.device_id(d)
+            if dev is None:
+                dev = i
+            elif i != dev:
+                return _MISS
+            key.append(d.dtype)
+        elif t not in _PY_SCALARS:
+            return _MISS
+    if dev is None:
+        return _MISS
+    key = tuple(key)
+    reason = _decided.get(key, _MISS) if _decided_for[0] is gpu else _MISS
+    if reason is _MISS:
+        reason = _decide(gpu, prim, args, key)
+    if reason is not None:
+        return _MISS           # a fallback: the general path counts and warns
+    fn = prim.backend_impl(gpu)
+    if fn is None:
+        return _MISS           # a composed substitute, or none: the general path
+    fn, _, reason = _gpu_call(prim, gpu, fn, args, None)
+    if reason is not None:
+        return _MISS
+    ctx = _gpu_contexts.get(dev)
+    if ctx is None:
+        ctx = _gpu_contexts[dev] = Context("gpu", dev)
+    cargs = [a._data if type(a) is Array else a for a in args]
+    if gpu.current_device() == dev:
+        return _call(prim, args, None, None, ctx, gpu, True, fn, cargs, {}, None)
+    with gpu.device(dev):
+        return _call(prim, args, None, None, ctx, gpu, True, fn, cargs, {}, None)
 
 
 def _gpu_call(prim, backend, fn, args, kwargs):

@@ -21,8 +21,8 @@ from numpy.linalg import _linalg
 
 from .array import Array
 
-__all__ = ["refusal", "equivalent", "substitute", "as_numpy_result", "legacy_operands",
-           "check_bounds"]
+__all__ = ["refusal", "dtype_only", "equivalent", "substitute", "as_numpy_result",
+           "legacy_operands", "check_bounds"]
 
 _ndarray = numpy.ndarray
 _NO_VALUE = numpy._NoValue
@@ -80,6 +80,13 @@ def refusal(gpu, prim, args, kwargs, leaves):
         if eq is not None and gpu.refuses(q, len(args), _without(kwargs, eq[0]), dtypes) is None:
             return None
     return reason
+
+
+def dtype_only(qualname):
+    """True if :func:`refusal` of a ``qualname`` call without keywords depends only on
+    the number of arguments and the dtypes of its array operands (so it may be kept):
+    not for a call with a value check or an index trick's key."""
+    return qualname not in _VALUE_CHECKS and qualname not in _INDEX_TRICKS
 
 
 def _negative_somewhere(gpu, x, at_least=None):

@@ -49,6 +49,11 @@ class Backend:
         """Context manager making ``device_id`` current for the backend."""
         return contextlib.nullcontext()
 
+    def current_device(self):
+        """The backend's current device id for this thread, or None when it cannot say
+        cheaply (a call then enters :meth:`device` anyway)."""
+        return None
+
     def from_host(self, host, device_id):
         """Copy the numpy array ``host`` to device ``device_id``."""
         raise NotImplementedError
@@ -153,6 +158,9 @@ class NumpyBackend(Backend):
     device_type = "cpu"
     xp = numpy
     array_type = numpy.ndarray
+
+    def current_device(self):
+        return 0
 
     def from_host(self, host, device_id):
         return host

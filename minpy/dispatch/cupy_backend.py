@@ -48,6 +48,10 @@ class CupyBackend(Backend):
     def device(self, device_id):
         return cupy.cuda.Device(device_id)
 
+    def current_device(self):
+        """This thread's current CUDA device (cheaper than entering ``Device(id)``)."""
+        return cupy.cuda.runtime.getDevice()
+
     def synchronize(self, device_id=None):
         ids = range(self.device_count()) if device_id is None else (device_id,)
         for i in ids:

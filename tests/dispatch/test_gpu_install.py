@@ -353,7 +353,7 @@ def test_bench_gpu_quick_on_the_standin_times_every_case():
     assert r.returncode == 0, r.stdout + r.stderr
     rows = [line for line in r.stdout.splitlines() if "minpy-gpu (stand-in)  " in line]
     assert [row.split("  ")[0].split(",")[0].split(" ")[0] for row in rows] == \
-        ["matmul", "exp(x)*y+sin(x)", "per-op", "MLP", "LeNet"]
+        ["matmul", "exp(x)*y+sin(x)", "x", "per-op", "MLP", "LeNet"]
     assert "error" not in r.stdout and "absent" not in "".join(rows)
 
 
