@@ -163,6 +163,22 @@ def torch_ops(torch):
 
 
 # ------------------------------------------------------------------ cases
+def executor_step(symbol, params, data_shape, xm, ym):
+    """One training step's gradients by ``symbol``'s executor: bound once (a gradient for
+    every parameter, none for the data), the batch copied in once; forward + backward
+    with the SoftmaxOutput head."""
+    req = {n: "null" if n in ("data", "softmax_label") else "write"
+           for n in symbol.list_arguments()}
+    exe = symbol.simple_bind(None, grad_req=req, data=data_shape)
+    exe.copy_params_from(params)
+    exe.forward(is_train=True, data=xm, softmax_label=ym)
+
+    def step():
+        exe.forward(is_train=True)
+        exe.backward()
+    return step
+
+
 def case(name, symbol, logits_name, data_shape, num_classes=10, seed=0):
     """Timings of one network; returns a table row and the losses it checked."""
     rng = numpy.random.default_rng(seed)
@@ -175,27 +191,9 @@ def case(name, symbol, logits_name, data_shape, num_classes=10, seed=0):
     xm, ym = np.array(x), np.array(y)
     results, losses = {}, {}
 
-    # executor: bound once, forward + backward with the SoftmaxOutput head
-    req = {n: "null" if n in ("data", "softmax_label") else "write"
-           for n in symbol.list_arguments()}
-    exe = symbol.simple_bind(None, grad_req=req, data=data_shape)
-    exe.copy_params_from(params)
-    exe.forward(is_train=True, data=xm, softmax_label=ym)   # copies the batch in once
-
-    def executor_step():
-        exe.forward(is_train=True)
-        exe.backward()
-    results["executor"] = executor_step
-
-    fused = Symbol(fuse_batchnorm_relu(symbol._outputs))
-    fexe = fused.simple_bind(None, grad_req=req, data=data_shape)
-    fexe.copy_params_from(params)
-    fexe.forward(is_train=True, data=xm, softmax_label=ym)
-
-    def fused_step():
-        fexe.forward(is_train=True)
-        fexe.backward()
-    results["executor, fused"] = fused_step
+    results["executor"] = executor_step(symbol, params, data_shape, xm, ym)
+    results["executor, fused"] = executor_step(Symbol(fuse_batchnorm_relu(symbol._outputs)),
+                                               params, data_shape, xm, ym)
 
     # Function: big operator + NumPy loss under grad_and_loss
     fstep = np.grad_and_loss(lambda p: xent(np, f(data=xm, **p), ym))

@@ -107,20 +107,12 @@ def cnn_contenders(batch, scale):
     f = function(logits, {"data": shape}, name=f"lenet_{batch}_{scale}")
     params = f.get_params(seed=0)
     xm, ym = np.array(x), np.array(y)
-    req = {n: "null" if n in ("data", "softmax_label") else "write"
-           for n in symbol.list_arguments()}
-    exe = symbol.simple_bind(None, grad_req=req, data=shape)
-    exe.copy_params_from(params)
-    exe.forward(is_train=True, data=xm, softmax_label=ym)
-
-    def executor_step():
-        exe.forward(is_train=True)
-        exe.backward()
     tstep = np.grad_and_loss(lambda p: bx.xent(np, bx.run_graph(
         symbol, bx.MINPY_OPS, dict(p, data=xm)), ym))
     jstep = minpy.jit(tstep)
     losses = {"minpy tape": float(tstep(params)[1]), "minpy tape + jit": float(jstep(params)[1])}
-    fns = {"minpy executor": executor_step, "minpy tape": lambda: tstep(params),
+    fns = {"minpy executor": bx.executor_step(symbol, params, shape, xm, ym),
+           "minpy tape": lambda: tstep(params),
            "minpy tape + jit": lambda: jstep(params)}
     jax = optional("jax")
     if jax is not None:
@@ -220,24 +212,18 @@ def main(argv=None):
     q = is_quick()
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"NumPy {numpy.__version__}, minpy {minpy.__version__}")
-    panels = [
-        ("MLP 784-256-10 by batch", "batch", sweep(
-            "MLP 784-256-10, one training step, by batch", "batch",
-            MLP_BATCHES[:2] if q else MLP_BATCHES, lambda b: mlp_contenders(b, 256),
-            lambda b: b)),
-        ("MLP 784-W-10 at batch 64 by width", "width", sweep(
-            "MLP 784-W-10 at batch 64, one training step, by width", "width",
-            MLP_WIDTHS[:2] if q else MLP_WIDTHS, lambda w: mlp_contenders(64, w),
-            lambda w: 64)),
-        ("LeNet by batch", "batch", sweep(
-            "LeNet, one step's gradients, by batch", "batch",
-            CNN_BATCHES[:2] if q else CNN_BATCHES, lambda b: cnn_contenders(b, 1),
-            lambda b: b)),
-        ("LeNet at batch 16, filters scaled", "filters x", sweep(
-            "LeNet at batch 16, one step's gradients, by filter scale", "filters x",
-            CNN_SCALES[:2] if q else CNN_SCALES, lambda s: cnn_contenders(16, s),
-            lambda s: 16)),
+    sweeps = [  # (title, its x label, the points, contenders at a point, batch at a point)
+        ("MLP 784-256-10 by batch", "batch", MLP_BATCHES, lambda b: mlp_contenders(b, 256),
+         lambda b: b),
+        ("MLP 784-W-10 at batch 64 by width", "width", MLP_WIDTHS,
+         lambda w: mlp_contenders(64, w), lambda w: 64),
+        ("LeNet by batch", "batch", CNN_BATCHES, lambda b: cnn_contenders(b, 1), lambda b: b),
+        ("LeNet at batch 16, filters scaled", "filters x", CNN_SCALES,
+         lambda s: cnn_contenders(16, s), lambda s: 16),
     ]
+    panels = [(title, label, sweep(f"{title}: one training step", label,
+                                   points[:2] if q else points, build, batch_of))
+              for title, label, points, build, batch_of in sweeps]
     if args.plot:
         plot(panels, args.plot)
 

@@ -1,7 +1,10 @@
 """Where the stand-in GPU answers as CuPy 14 does rather than as NumPy (seen on an H200
 or read in CuPy's source): unordered repeated-index writes, in-place weighted polyfit,
 reductions' errors, complex cond, cuFFT's errors, the refusals CuPy raises, linalg's
-silent singular matrices unless ``errstate(linalg='raise')``, integer power and shifts.
+silent singular matrices unless ``errstate(linalg='raise')``, integer power and shifts,
+the elementwise kernels minpy replaces (float remainder and floor division, 64-bit
+fmod, complex division and co., small-integer lcm), float add.reduceat, weighted cov,
+intersect1d(assume_unique=True), and float maximum.at/minimum.at.
 See :mod:`_standin`."""
 import contextlib
 
@@ -407,3 +410,62 @@ def _reduceat_by_prefix_sums(a, indices, axis=0, dtype=None, out=None):
 
 
 _FIRST_WINS["add.reduceat"] = _reduceat_by_prefix_sums
+
+
+def _cupy_cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+              *, dtype=None):
+    """CuPy's weighted cov centres the data on the *unweighted* mean
+    (cupy/_statistics/correlation.py); unweighted, NumPy's own."""
+    if fweights is None and aweights is None:
+        return numpy.cov(m, y, rowvar, bias, ddof, dtype=dtype)
+    x = numpy.array(m, ndmin=2, dtype=dtype or numpy.result_type(m, numpy.float64))
+    if not rowvar and x.shape[0] != 1:
+        x = x.T
+    if y is not None:
+        y = numpy.array(y, ndmin=2, dtype=x.dtype)
+        x = numpy.concatenate((x, y if rowvar or y.shape[0] == 1 else y.T), axis=0)
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    w = None if fweights is None else numpy.asarray(fweights, dtype=float)
+    if aweights is not None:
+        aw = numpy.asarray(aweights, dtype=float)
+        w = aw if w is None else w * aw
+    w_sum = w.sum()
+    fact = w_sum - ddof if aweights is None else w_sum - ddof * (w * aw).sum() / w_sum
+    x = x - x.mean(axis=1)[:, None]
+    return (numpy.dot(x, (x * w).T.conj()) / fact).squeeze()
+
+
+def _cupy_intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    """CuPy's intersect1d(assume_unique=True) binary-searches the second array as given
+    (unsorted) and keeps the first one's order."""
+    if not assume_unique or return_indices:
+        return numpy.intersect1d(ar1, ar2, assume_unique, return_indices)
+    a1, a2 = numpy.ravel(ar1), numpy.ravel(ar2)
+    if not a2.size:
+        return a1[:0]
+    idx = numpy.clip(numpy.searchsorted(a2, a1), 0, a2.size - 1)
+    return a1[a2[idx] == a1]
+
+
+def _cupy_extremum_at(np_method, fill):
+    """CuPy's maximum.at/minimum.at on floats: atomics through fmaxf/fminf, so the
+    touched elements are rounded to float32 and a NaN operand is dropped."""
+    def at(a, indices, b=None):
+        if a.dtype.kind != "f" or b is None:
+            return np_method(a, indices, b)
+        b32 = numpy.asarray(b).astype(numpy.float32)
+        b32 = numpy.where(numpy.isnan(b32), numpy.float32(fill), b32)
+        a32 = a.astype(numpy.float32)
+        np_method(a32, indices, b32)
+        touched = numpy.zeros(a.shape, bool)
+        touched[indices] = True
+        a[touched] = a32[touched]
+    return at
+
+
+_FIRST_WINS.update({
+    "cov": _cupy_cov, "intersect1d": _cupy_intersect1d,
+    "maximum.at": _cupy_extremum_at(numpy.maximum.at, -numpy.inf),
+    "minimum.at": _cupy_extremum_at(numpy.minimum.at, numpy.inf),
+    "fmax.at": _cupy_extremum_at(numpy.fmax.at, -numpy.inf),
+    "fmin.at": _cupy_extremum_at(numpy.fmin.at, numpy.inf)})

@@ -447,3 +447,11 @@ def test_array_methods(case):
 ])
 def test_array_method_setters_and_errors(case):
     run_both(case, _M)
+
+
+@pytest.mark.parametrize("assume_unique", [False, True])
+@compare_numpy
+def test_intersect1d_of_unsorted_unique_arrays(assume_unique, xp):
+    """Sorted and every match found, also with assume_unique=True (CuPy binary-searches
+    the unsorted second array there)."""
+    return xp.intersect1d(xp.array([5, 1, 3, 8]), xp.array([3, 9, 1, 5, 8]), assume_unique)

@@ -403,3 +403,12 @@ def test_small_integer_lcm_past_the_dtype_wraps_as_numpy(dtype):
     run_both(_call, "lcm", numpy.array([13, 11, 0, -81], dtype) if dtype != "uint8" else
              numpy.array([13, 200, 0, 81], dtype), numpy.array([11, -7, 5, 13], dtype)
              if dtype != "uint8" else numpy.array([11, 7, 5, 13], dtype))
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+@compare_numpy
+def test_extremum_at_keeps_float64_digits_and_nan(name, xp):
+    """CuPy's float atomics round to float32 and drop NaN operands (minpy: the host)."""
+    x = xp.array([0.1, 0.2, numpy.nan, -0.3, 5.0]) * 1.0     # computed: on the device
+    getattr(xp, name).at(x, [0, 1, 1, 3, 4], xp.array([0.3, numpy.nan, 0.7, -1 / 3, 1e-9]))
+    return x
