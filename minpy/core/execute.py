@@ -89,7 +89,16 @@ def _run_on_device(prim, args, kwargs):
         res = _run_resident(prim, args)
         if res is not _MISS:
             return res
-    ctx = choose_context(prim, args, kwargs)
+    ctx, refused = _place(prim, args, kwargs)
+    if refused is None:
+        return _run_at(prim, args, kwargs, ctx)
+    res = _run_at(prim, args, kwargs, ctx)
+    _note_fallback(prim, refused)     # once NumPy has answered: its error is the call's own
+    return res
+
+
+def _run_at(prim, args, kwargs, ctx):
+    """``prim(*args, **kwargs)`` run on ``ctx`` (its backend's function, else the host)."""
     backend = backend_for(ctx)
     fn = prim.backend_impl(backend)
     gpu = backend is not NUMPY
@@ -258,20 +267,17 @@ def _refused_on_device(prim, args, kwargs, ctx, backend, err):
     if _process.policy == "only_gpu":
         raise err
     return _run_on_host(prim, args, kwargs, ctx, backend,
-                        f"{backend.name} raised {type(err).__name__}: {err}", after=True)
+                        f"{backend.name} raised {type(err).__name__}: {err}")
 
 
-def _run_on_host(prim, args, kwargs, ctx, backend, reason, after=False):
+def _run_on_host(prim, args, kwargs, ctx, backend, reason):
     """``ctx``'s backend cannot run ``prim`` (``reason``): run NumPy on host copies, copy
     what it writes back to its device, and place the results on ``ctx`` (a counted
-    fallback; a result of a dtype the device cannot hold stays on the host). ``after``:
-    count the fallback only once NumPy has run (the backend raised: NumPy's own error,
-    if any, is the call's error and no fallback)."""
+    fallback, counted once NumPy has run: NumPy's own error, if any, is the call's error
+    and no fallback; a result of a dtype the device cannot hold stays on the host)."""
     if ctx.device_type == "cpu" or _process.policy == "only_gpu":
         raise RuntimeError(f"{prim.qualname}: not available on {backend.name}: {reason}"
                            + (" (policy 'only_gpu')" if ctx.device_type == "gpu" else ""))
-    if not after:
-        _note_fallback(prim, reason)
     back = {}            # id(Array) -> (Array, host scratch buffer) for written Arrays
 
     def scratch(a):
@@ -293,8 +299,7 @@ def _run_on_host(prim, args, kwargs, ctx, backend, reason, after=False):
         kwargs["out"] = tuple(map(scratch, out)) if isinstance(out, tuple) else scratch(out)
     cargs, ckw, moved = move_operands(args, kwargs, _CPU0, NUMPY)
     res = prim.backend_impl(NUMPY)(*cargs, **ckw)
-    if after:
-        _note_fallback(prim, reason)
+    _note_fallback(prim, reason)
     count_call(prim.qualname, NUMPY.name)
     if moved:
         disown(res, moved, _CPU0)
@@ -366,44 +371,52 @@ def choose_context(prim, args, kwargs):
     argument lives; COMPUTE by the policy, on the GPU of its first GPU input
     (a call with no minpy array inputs runs on the current context).
     """
+    ctx, reason = _place(prim, args, kwargs)
+    if reason is not None:
+        _note_fallback(prim, reason)
+    return ctx
+
+
+def _place(prim, args, kwargs):
+    """(:func:`choose_context`'s answer, why the GPU backend refuses the call or None):
+    the caller notes the fallback."""
     policy = _process.policy
     ctx = _write_context(prim, args, kwargs)
     if ctx is not None:
-        return ctx
+        return ctx, None
     leaves = _leaves(args, kwargs)
     ctxs = [context_of(a._data) for a in leaves if type(a) is Array]
     if prim.placement == SELF or prim.mutates is not None:
-        return ctxs[0] if ctxs else current_context()
+        return ctxs[0] if ctxs else current_context(), None
     gpu = _process.gpu
     if gpu is None:
         if prim.placement == CREATE and current_context().device_type == "gpu":
             backend_for(current_context())      # raises: no GPU
         if policy == "only_gpu":
             raise RuntimeError(f"{prim.qualname}: policy 'only_gpu' but no GPU is available")
-        return _CPU0
+        return _CPU0, None
     if policy == "only_cpu":
-        return _CPU0
+        return _CPU0, None
     if prim.placement == CREATE:
         if ctxs and explicit_context() is None:
-            return ctxs[0]
-        return current_context()
+            return ctxs[0], None
+        return current_context(), None
     cur = current_context()
     gpu_ctx = next((c for c in ctxs if c.device_type == "gpu"), None)
     if gpu_ctx is None:
         if not ctxs and cur.device_type == "cpu" and policy != "only_gpu":
-            return _CPU0                  # host data only: stays on the host
+            return _CPU0, None                  # host data only: stays on the host
         gpu_ctx = cur if cur.device_type == "gpu" else Context("gpu", 0)
     if prim.backend_impl(gpu) is None and gpu_route.substitute(prim, kwargs) is None:
         reason = "it has no implementation"
     else:
         reason = gpu_route.refusal(gpu, prim, args, kwargs, leaves)
         if reason is None:
-            return gpu_ctx
+            return gpu_ctx, None
     if policy == "only_gpu":
         raise RuntimeError(f"{prim.qualname}: policy 'only_gpu' but the GPU backend "
                            f"({gpu.name}) cannot run it: {reason}")
-    _note_fallback(prim, reason)
-    return _CPU0
+    return _CPU0, reason
 
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

@@ -130,3 +130,24 @@ def test_device_entered_for_the_call(standin_gpu):
     x, y = gpu_array([1.0], device=1), gpu_array([2.0], device=1)
     standin_gpu.devices_entered.clear()
     assert on_gpu(x + y, 1) and standin_gpu.devices_entered == {1}
+
+
+def test_a_refused_call_numpy_rejects_is_no_fallback(standin_gpu):
+    """A call the GPU refuses whose NumPy run raises is NumPy's error only: no fallback
+    counted, no warning that it ran on the CPU (it did not run). Refused by value
+    (integer power with a negative exponent) or by the backend (a missing function)."""
+    x, neg = gpu_array([2, 3], numpy.int64), gpu_array([1, -1], numpy.int64)
+    standin_gpu.missing = standin_gpu.missing | {"hypot"}
+    execute._warned.difference_update({"power", "hypot"})
+    minpy.dispatch.reset_stats()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="negative"):
+            x ** neg
+        with pytest.raises(ValueError, match="broadcast"):
+            minpy.hypot(gpu_array([3.0, 1.0]), gpu_array([4.0, 1.0, 2.0]))
+    assert [str(w.message) for w in caught] == []
+    assert _fallbacks() == {}
+    with pytest.warns(RuntimeWarning, match="hypot"):          # one that runs: counted
+        r = minpy.hypot(gpu_array([3.0]), gpu_array([4.0]))
+    assert r.asnumpy().tolist() == [5.0] and _fallbacks() == {"hypot": 1}
