@@ -350,7 +350,7 @@ def _complex_nonfinite(gpu, args, kwargs):
     for x, dt in ops:
         if dt.kind not in "fc" or not x.size:
             continue
-        if type(x) is _ndarray:
+        if type(x) is _ndarray or isinstance(x, numpy.generic):
             finite = bool(numpy.isfinite(x).all())
         else:
             with gpu.device(gpu.device_id(x)):

@@ -74,6 +74,8 @@ def _refusal(qualname, *args, **kwargs):
     ("matmul", (numpy.ones((2, 2), complex), numpy.ones((2, 2))), {}, False),
     ("matmul", (numpy.full((2, 2), numpy.inf), numpy.ones((2, 2))), {}, False),
     ("nancumprod", (numpy.array([1j, numpy.nan]),), {}, True),
+    ("kron", (numpy.ones(2, complex), numpy.complex128(numpy.inf)), {}, True),
+    ("kron", (numpy.ones(2, complex), numpy.complex128(2)), {}, False),
     ("linalg.multi_dot", ([numpy.ones((2, 2)), numpy.array([[1j, numpy.inf]] * 2)],), {},
      True),
     ("cross", (numpy.ones((3, 2)), numpy.ones((3, 2))), {}, _numpy_refuses_2d_cross()),
